@@ -1,0 +1,450 @@
+package allowlist
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"maven/app/auth"
+)
+
+// Service applies the allowlist rules: the state machine, destructive only ever raised, and one
+// audit event for every change, written in the same transaction as the change.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a Service over store. now is the clock (time.Now in the daemon).
+func NewService(store Store, now func() time.Time) *Service {
+	return &Service{store: store, now: now}
+}
+
+// Get returns one row, or ErrNotFound.
+func (s *Service) Get(ctx context.Context, id int64) (Tool, error) {
+	return s.store.GetTool(ctx, id)
+}
+
+// List returns the rows that match filter.
+func (s *Service) List(ctx context.Context, filter Filter) ([]Tool, error) {
+	return s.store.ListTools(ctx, filter)
+}
+
+// Events returns the audit trail of one row (all rows for 0), oldest first.
+func (s *Service) Events(ctx context.Context, toolID int64) ([]Event, error) {
+	return s.store.ListEvents(ctx, toolID)
+}
+
+// Update runs fn with a Tx in one database transaction: either every change fn made and its
+// events are kept, or none.
+func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
+	return s.store.Update(ctx, func(st TxStore) error {
+		return fn(&Tx{st: st, now: s.now().UTC()})
+	})
+}
+
+// ProposeTool proposes one row in its own transaction. See Tx.Propose.
+func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created bool, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		t, created, err = tx.Propose(ctx, p)
+		return err
+	})
+	return t, created, err
+}
+
+// EnableTool enables one row; proof must be a step-up for enabling exactly this row.
+func (s *Service) EnableTool(ctx context.Context, id int64, proof auth.StepUp) (t Tool, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		t, err = tx.Enable(ctx, id, proof)
+		return err
+	})
+	return t, err
+}
+
+// DisableTool disables one row. Disabling only ever narrows what can run, so it needs no step-up.
+func (s *Service) DisableTool(ctx context.Context, id int64, actor string) (t Tool, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		t, err = tx.Disable(ctx, id, actor)
+		return err
+	})
+	return t, err
+}
+
+// Withdraw withdraws one row with the reason recorded as its provenance.
+func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) (t Tool, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		t, err = tx.Withdraw(ctx, id, actor, reason)
+		return err
+	})
+	return t, err
+}
+
+// LocalTool is a local command as the config names it.
+type LocalTool struct {
+	Name string
+	Argv []string
+}
+
+// SyncConfigTools proposes the config's local commands and withdraws the config-sourced rows the
+// config no longer names, all in one transaction.
+func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) error {
+	return s.Update(ctx, func(tx *Tx) error {
+		kept := make(map[int64]bool, len(tools))
+		for _, lt := range tools {
+			t, _, err := tx.Propose(ctx, Proposal{
+				Name: lt.Name, Cmd: lt.Argv, Scope: ScopeLocal,
+				Source: SourceConfig, Provenance: "proposed from the config file", Actor: "config",
+			})
+			if err != nil {
+				return fmt.Errorf("config tool %q: %w", lt.Name, err)
+			}
+			kept[t.ID] = true
+		}
+		rows, err := tx.st.ListTools(ctx, Filter{Scope: ScopeLocal, Source: SourceConfig})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if kept[r.ID] || r.State == StateWithdrawn {
+				continue
+			}
+			if _, err := tx.Withdraw(ctx, r.ID, "config", "removed from config"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Tx applies rule-checked changes inside one transaction (see Service.Update).
+type Tx struct {
+	st  TxStore
+	now time.Time
+}
+
+// Store gives read access to the transaction's store.
+func (tx *Tx) Store() TxStore { return tx.st }
+
+// Proposal is a tool offered for the owner's approval.
+type Proposal struct {
+	Name        string
+	Cmd         []string
+	Scope       string
+	Destructive bool
+	ReadOnly    bool
+	Description string
+	InputSchema json.RawMessage
+	Fingerprint string
+	Declared    string
+	RenameOf    string
+	Source      string
+	Provenance  string
+	Actor       string
+}
+
+// Propose creates a proposed row, or returns the row that already has this identity
+// (scope, cmd). Proposing is idempotent: an existing proposed row is updated in place, a
+// withdrawn one comes back as proposed, and an enabled or disabled one keeps its state (only
+// its spoken name may change for a local command). destructive is only ever raised.
+func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
+	if err := validateProposal(p); err != nil {
+		return Tool{}, false, err
+	}
+	if p.Scope == ScopeLocal {
+		// A local command makes no promise not to write, so it is always destructive.
+		p.Destructive, p.ReadOnly = true, false
+	}
+	existing, err := tx.st.FindByCmd(ctx, p.Scope, p.Cmd)
+	if errors.Is(err, ErrNotFound) {
+		if err := tx.checkNameFree(ctx, p.Name, 0); err != nil {
+			return Tool{}, false, err
+		}
+		t := Tool{
+			Name: p.Name, Cmd: slices.Clone(p.Cmd), Scope: p.Scope, State: StateProposed,
+			Destructive: p.Destructive, ReadOnly: p.ReadOnly, Description: p.Description,
+			InputSchema: schemaOrEmpty(p.InputSchema), Fingerprint: p.Fingerprint, Declared: p.Declared,
+			RenameOf: p.RenameOf, Source: p.Source, Provenance: p.Provenance,
+			CreatedAt: tx.now, UpdatedAt: tx.now,
+		}
+		if err := tx.st.InsertTool(ctx, &t); err != nil {
+			return Tool{}, false, fmt.Errorf("insert tool %q: %w", p.Name, err)
+		}
+		return t, true, tx.event(ctx, t.ID, p.Actor, "proposed", map[string]any{
+			"state": StateProposed, "destructive": t.Destructive, "provenance": p.Provenance,
+			"rename_of": p.RenameOf,
+		})
+	}
+	if err != nil {
+		return Tool{}, false, fmt.Errorf("find tool %q: %w", p.Name, err)
+	}
+
+	t := existing
+	switch t.State {
+	case StateProposed, StateWithdrawn:
+		t.State = StateProposed
+		t.Destructive = t.Destructive || p.Destructive
+		t.ReadOnly = p.ReadOnly
+		t.Description, t.InputSchema = p.Description, schemaOrEmpty(p.InputSchema)
+		t.Fingerprint, t.Declared, t.RenameOf = p.Fingerprint, p.Declared, p.RenameOf
+		t.Provenance = p.Provenance
+	}
+	if t.Scope == ScopeLocal {
+		t.Name = p.Name
+	}
+	if t.Name != existing.Name {
+		if err := tx.checkNameFree(ctx, t.Name, t.ID); err != nil {
+			return Tool{}, false, err
+		}
+	}
+	if sameRow(t, existing) {
+		return existing, false, nil
+	}
+	action := "updated"
+	if existing.State == StateWithdrawn {
+		action = "reproposed"
+	}
+	return t, false, tx.save(ctx, &t, existing, p.Actor, action, map[string]any{
+		"provenance": p.Provenance, "rename_of": p.RenameOf,
+	})
+}
+
+// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row
+// can do it.
+func (tx *Tx) Enable(ctx context.Context, id int64, proof auth.StepUp) (Tool, error) {
+	if !proof.Permits(auth.ActionEnableTool, id) {
+		return Tool{}, ErrStepUpRequired
+	}
+	t, err := tx.transition(ctx, id, StateEnabled)
+	if err != nil {
+		return Tool{}, err
+	}
+	old := t
+	t.State = StateEnabled
+	at := tx.now
+	t.EnabledAt, t.EnabledBy = &at, proof.Owner()
+	return t, tx.save(ctx, &t, old, proof.Owner(), "enabled", nil)
+}
+
+// Disable moves a proposed or enabled row to disabled.
+func (tx *Tx) Disable(ctx context.Context, id int64, actor string) (Tool, error) {
+	t, err := tx.transition(ctx, id, StateDisabled)
+	if err != nil {
+		return Tool{}, err
+	}
+	old := t
+	t.State = StateDisabled
+	return t, tx.save(ctx, &t, old, actor, "disabled", nil)
+}
+
+// Withdraw moves any row that is not already withdrawn to withdrawn; reason becomes its
+// provenance.
+func (tx *Tx) Withdraw(ctx context.Context, id int64, actor, reason string) (Tool, error) {
+	t, err := tx.transition(ctx, id, StateWithdrawn)
+	if err != nil {
+		return Tool{}, err
+	}
+	old := t
+	t.State, t.Provenance = StateWithdrawn, reason
+	return t, tx.save(ctx, &t, old, actor, "withdrawn", map[string]any{"reason": reason})
+}
+
+// Redeclaration is a new declared shape for an existing MCP row.
+type Redeclaration struct {
+	Fingerprint   string
+	Declared      string
+	Description   string
+	InputSchema   json.RawMessage
+	ReadOnly      bool
+	ChangedFields []string
+	Provenance    string
+}
+
+// Redeclare records that the far end now declares a different shape for a row (DESIGN.md rule
+// 8). An enabled row goes back to proposed, keeping the shape the owner approved for a diff; a
+// disabled row stays disabled and records the new shape; a proposed row is updated in place.
+// If the tool stopped claiming read-only, destructive is raised; it is never lowered.
+func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, error) {
+	t, err := tx.st.GetTool(ctx, id)
+	if err != nil {
+		return Tool{}, err
+	}
+	if t.State == StateWithdrawn {
+		return Tool{}, fmt.Errorf("%w: tool %d is withdrawn; propose it again instead", ErrIllegalTransition, id)
+	}
+	old := t
+	if t.State == StateEnabled || t.State == StateDisabled {
+		t.PreviousDeclared = old.Declared
+	}
+	if t.State == StateEnabled {
+		t.State = StateProposed
+	}
+	t.Destructive = t.Destructive || !r.ReadOnly
+	t.ReadOnly = r.ReadOnly
+	t.Fingerprint, t.Declared = r.Fingerprint, r.Declared
+	t.Description, t.InputSchema = r.Description, schemaOrEmpty(r.InputSchema)
+	t.ChangedFields, t.Provenance = slices.Clone(r.ChangedFields), r.Provenance
+	return t, tx.save(ctx, &t, old, "discovery", "redefined", map[string]any{
+		"changed": r.ChangedFields, "fingerprint": r.Fingerprint, "previous_fingerprint": old.Fingerprint,
+		"destructive_raised": t.Destructive && !old.Destructive,
+	})
+}
+
+// AdoptFingerprint gives a row that predates fingerprints its first one (DESIGN.md rule 9): an
+// upgrade is not a redefinition, so the state does not change, but the adoption is an event.
+func (tx *Tx) AdoptFingerprint(ctx context.Context, id int64, fingerprint, declared string) (Tool, error) {
+	t, err := tx.st.GetTool(ctx, id)
+	if err != nil {
+		return Tool{}, err
+	}
+	if t.Fingerprint != "" {
+		return Tool{}, fmt.Errorf("%w: tool %d already has a fingerprint", ErrIllegalTransition, id)
+	}
+	old := t
+	t.Fingerprint, t.Declared = fingerprint, declared
+	return t, tx.save(ctx, &t, old, "discovery", "fingerprint_adopted", map[string]any{"fingerprint": fingerprint})
+}
+
+// transition loads a row and checks that the owner-driven move to "to" is legal.
+func (tx *Tx) transition(ctx context.Context, id int64, to State) (Tool, error) {
+	t, err := tx.st.GetTool(ctx, id)
+	if err != nil {
+		return Tool{}, err
+	}
+	if !CanTransition(t.State, to) {
+		return Tool{}, fmt.Errorf("%w: %s → %s (tool %d)", ErrIllegalTransition, t.State, to, id)
+	}
+	return t, nil
+}
+
+// CanTransition reports whether a row may move from one state to another by an explicit action
+// (rule 2). enabled → proposed happens only through Redeclare, never by request.
+func CanTransition(from, to State) bool {
+	switch to {
+	case StateEnabled:
+		return from == StateProposed || from == StateDisabled
+	case StateDisabled:
+		return from == StateProposed || from == StateEnabled
+	case StateWithdrawn:
+		return from != StateWithdrawn
+	case StateProposed:
+		return from == StateWithdrawn
+	}
+	return false
+}
+
+// save writes t and its event. Rule 4 is checked here too, so no caller can lower destructive.
+func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string, detail map[string]any) error {
+	if old.Destructive && !t.Destructive {
+		return fmt.Errorf("%w: destructive is never lowered (tool %d)", ErrIllegalTransition, t.ID)
+	}
+	t.UpdatedAt = tx.now
+	if err := tx.st.UpdateTool(ctx, t); err != nil {
+		return fmt.Errorf("update tool %d: %w", t.ID, err)
+	}
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	if old.State != t.State {
+		detail["from"], detail["to"] = old.State, t.State
+	}
+	if old.Name != t.Name {
+		detail["old_name"], detail["name"] = old.Name, t.Name
+	}
+	return tx.event(ctx, t.ID, actor, action, detail)
+}
+
+func (tx *Tx) event(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {
+	for k, v := range detail {
+		if v == "" || v == nil {
+			delete(detail, k)
+		}
+	}
+	b, err := json.Marshal(detail)
+	if err != nil {
+		return fmt.Errorf("encode event detail: %w", err)
+	}
+	if actor == "" {
+		actor = "system"
+	}
+	e := Event{ToolID: toolID, At: tx.now, Actor: actor, Action: action, Detail: b}
+	if err := tx.st.AppendEvent(ctx, &e); err != nil {
+		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
+	}
+	return nil
+}
+
+func (tx *Tx) checkNameFree(ctx context.Context, name string, self int64) error {
+	other, err := tx.st.FindByName(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find tool named %q: %w", name, err)
+	}
+	if other.ID == self {
+		return nil
+	}
+	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d)", ErrInvalid, name, other.ID)
+}
+
+// sameRow reports whether saving t over old would change nothing.
+func sameRow(t, old Tool) bool {
+	return t.Name == old.Name && t.State == old.State && t.Destructive == old.Destructive &&
+		t.ReadOnly == old.ReadOnly && t.Description == old.Description &&
+		string(t.InputSchema) == string(old.InputSchema) && t.Fingerprint == old.Fingerprint &&
+		t.Declared == old.Declared && t.RenameOf == old.RenameOf && t.Provenance == old.Provenance
+}
+
+const maxNameLen = 64
+
+func validateProposal(p Proposal) error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("%w: a tool needs a name", ErrInvalid)
+	case len(p.Name) > maxNameLen:
+		return fmt.Errorf("%w: name %q is longer than %d bytes", ErrInvalid, p.Name, maxNameLen)
+	case !validName(p.Name):
+		return fmt.Errorf("%w: name %q may only hold letters, digits, '_' and '-'", ErrInvalid, p.Name)
+	case len(p.Cmd) == 0 || p.Cmd[0] == "":
+		return fmt.Errorf("%w: tool %q has an empty command", ErrInvalid, p.Name)
+	case p.Scope == "":
+		return fmt.Errorf("%w: tool %q has no scope", ErrInvalid, p.Name)
+	}
+	isMCPCmd := p.Cmd[0] == "mcp"
+	if p.Scope == ScopeLocal && isMCPCmd {
+		return fmt.Errorf("%w: a local command cannot start with \"mcp\"", ErrInvalid)
+	}
+	if p.Scope != ScopeLocal {
+		if !isMCPCmd || len(p.Cmd) != 3 || MCPScope(p.Cmd[1]) != p.Scope {
+			return fmt.Errorf("%w: scope %q needs cmd [\"mcp\", server, tool] of that server", ErrInvalid, p.Scope)
+		}
+	}
+	for _, a := range p.Cmd {
+		if !utf8.ValidString(a) || strings.ContainsRune(a, 0) {
+			return fmt.Errorf("%w: tool %q has an argument that is not valid text", ErrInvalid, p.Name)
+		}
+	}
+	return nil
+}
+
+func validName(name string) bool {
+	for _, r := range name {
+		if r != '_' && r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func schemaOrEmpty(s json.RawMessage) json.RawMessage {
+	if len(s) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return slices.Clone(s)
+}

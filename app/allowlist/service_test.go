@@ -1,0 +1,422 @@
+package allowlist_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/db"
+)
+
+func newService(t testing.TB) (*allowlist.Service, *db.ToolStore) {
+	t.Helper()
+	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	store := db.NewToolStore(bdb)
+	clock := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	return allowlist.NewService(store, func() time.Time { clock = clock.Add(time.Second); return clock }), store
+}
+
+func mcpProposal(server, tool string, readOnly bool) allowlist.Proposal {
+	return allowlist.Proposal{
+		Name: server + "_" + tool, Cmd: []string{"mcp", server, tool}, Scope: allowlist.MCPScope(server),
+		Destructive: !readOnly, ReadOnly: readOnly, Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Fingerprint: "sha256:1", Declared: `{"name":"` + tool + `"}`, Source: allowlist.SourceDiscovery,
+		Provenance: "discovered", Actor: "discovery",
+	}
+}
+
+// toState drives a fresh proposed row to the wanted starting state through legal moves.
+func toState(t *testing.T, ctx context.Context, s *allowlist.Service, id int64, state allowlist.State) {
+	t.Helper()
+	var err error
+	switch state {
+	case allowlist.StateProposed:
+	case allowlist.StateEnabled:
+		_, err = s.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+	case allowlist.StateDisabled:
+		_, err = s.DisableTool(ctx, id, "owner")
+	case allowlist.StateWithdrawn:
+		_, err = s.Withdraw(ctx, id, "test", "gone")
+	}
+	if err != nil {
+		t.Fatalf("setting up %s: %v", state, err)
+	}
+}
+
+func eventCount(t *testing.T, s *allowlist.Service, id int64) int {
+	t.Helper()
+	evs, err := s.Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(evs)
+}
+
+func TestTransitions(t *testing.T) {
+	states := []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn}
+	type move struct {
+		name string
+		to   allowlist.State
+		do   func(t *testing.T, s *allowlist.Service, id int64) error
+	}
+	ctx := context.Background()
+	moves := []move{
+		{"enable", allowlist.StateEnabled, func(t *testing.T, s *allowlist.Service, id int64) error {
+			_, err := s.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+			return err
+		}},
+		{"disable", allowlist.StateDisabled, func(t *testing.T, s *allowlist.Service, id int64) error {
+			_, err := s.DisableTool(ctx, id, "owner")
+			return err
+		}},
+		{"withdraw", allowlist.StateWithdrawn, func(t *testing.T, s *allowlist.Service, id int64) error {
+			_, err := s.Withdraw(ctx, id, "discovery", "no longer listed")
+			return err
+		}},
+		{"repropose", allowlist.StateProposed, func(t *testing.T, s *allowlist.Service, id int64) error {
+			_, _, err := s.ProposeTool(ctx, mcpProposal("srv", "tool", true))
+			return err
+		}},
+	}
+	legal := map[[2]allowlist.State]bool{
+		{allowlist.StateProposed, allowlist.StateEnabled}:   true,
+		{allowlist.StateProposed, allowlist.StateDisabled}:  true,
+		{allowlist.StateProposed, allowlist.StateWithdrawn}: true,
+		{allowlist.StateEnabled, allowlist.StateDisabled}:   true,
+		{allowlist.StateEnabled, allowlist.StateWithdrawn}:  true,
+		{allowlist.StateDisabled, allowlist.StateEnabled}:   true,
+		{allowlist.StateDisabled, allowlist.StateWithdrawn}: true,
+		{allowlist.StateWithdrawn, allowlist.StateProposed}: true,
+	}
+	for _, from := range states {
+		for _, m := range moves {
+			t.Run(string(from)+"→"+m.name, func(t *testing.T) {
+				s, _ := newService(t)
+				row, _, err := s.ProposeTool(ctx, mcpProposal("srv", "tool", true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				toState(t, ctx, s, row.ID, from)
+				before := eventCount(t, s, row.ID)
+				err = m.do(t, s, row.ID)
+				got, gerr := s.Get(ctx, row.ID)
+				if gerr != nil {
+					t.Fatal(gerr)
+				}
+				after := eventCount(t, s, row.ID)
+				wantLegal := legal[[2]allowlist.State{from, m.to}]
+				// Proposing an already proposed row with the same shape is a no-op, not an error.
+				if from == allowlist.StateProposed && m.to == allowlist.StateProposed {
+					if err != nil || got.State != allowlist.StateProposed || after != before {
+						t.Fatalf("re-proposing an unchanged proposed row: err=%v state=%s events %d→%d", err, got.State, before, after)
+					}
+					return
+				}
+				// Proposing an enabled or disabled row returns it unchanged: proposing never
+				// takes away what the owner decided.
+				if m.to == allowlist.StateProposed && !wantLegal {
+					if err != nil || got.State != from || after != before {
+						t.Fatalf("proposing a %s row: err=%v state=%s events %d→%d", from, err, got.State, before, after)
+					}
+					return
+				}
+				if wantLegal {
+					if err != nil {
+						t.Fatalf("legal move refused: %v", err)
+					}
+					if got.State != m.to {
+						t.Fatalf("state = %s, want %s", got.State, m.to)
+					}
+					if after != before+1 {
+						t.Fatalf("events %d → %d, want exactly one more", before, after)
+					}
+					return
+				}
+				if !errors.Is(err, allowlist.ErrIllegalTransition) {
+					t.Fatalf("illegal move: err = %v, want ErrIllegalTransition", err)
+				}
+				if got.State != from {
+					t.Fatalf("state changed to %s after a refused move", got.State)
+				}
+				if after != before {
+					t.Fatalf("a refused move left %d events", after-before)
+				}
+			})
+		}
+	}
+}
+
+func TestEnableNeedsStepUpForThisTool(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	a, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "a", true))
+	b, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "b", true))
+	cases := []struct {
+		name  string
+		proof auth.StepUp
+	}{
+		{"zero proof", auth.StepUp{}},
+		{"proof for another tool", auth.ForTest(t, auth.ActionEnableTool, b.ID)},
+		{"proof for another action", auth.ForTest(t, auth.ActionAddPasskey, a.ID)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := s.EnableTool(ctx, a.ID, c.proof)
+			if !errors.Is(err, allowlist.ErrStepUpRequired) {
+				t.Fatalf("err = %v, want ErrStepUpRequired", err)
+			}
+			got, _ := s.Get(ctx, a.ID)
+			if got.State != allowlist.StateProposed || eventCount(t, s, a.ID) != 1 {
+				t.Fatalf("refused enable changed the row: state %s, %d events", got.State, eventCount(t, s, a.ID))
+			}
+		})
+	}
+	got, err := s.EnableTool(ctx, a.ID, auth.ForTest(t, auth.ActionEnableTool, a.ID))
+	if err != nil || got.State != allowlist.StateEnabled || got.EnabledBy != "owner" || got.EnabledAt == nil {
+		t.Fatalf("enable with the right proof: %+v, %v", got, err)
+	}
+}
+
+func TestDestructiveOnlyRaised(t *testing.T) {
+	ctx := context.Background()
+	s, store := newService(t)
+	row, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "t", false))
+	if !row.Destructive {
+		t.Fatal("a tool that does not claim read-only must be destructive")
+	}
+	// The far end now claims read-only: the row follows the claim, but stays destructive.
+	p := mcpProposal("srv", "t", true)
+	p.Description = "now says it is harmless"
+	row, _, err := s.ProposeTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !row.Destructive || !row.ReadOnly {
+		t.Fatalf("after a read-only claim: destructive=%v read_only=%v, want true true", row.Destructive, row.ReadOnly)
+	}
+	toState(t, ctx, s, row.ID, allowlist.StateEnabled)
+	row, err = updateTx(ctx, s, func(tx *allowlist.Tx) (allowlist.Tool, error) {
+		return tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{Fingerprint: "sha256:2", Declared: "{}", ReadOnly: true})
+	})
+	if err != nil || !row.Destructive {
+		t.Fatalf("redeclare lowered destructive: %+v %v", row, err)
+	}
+	// Even a direct store write cannot lower it: the database refuses.
+	row.Destructive = false
+	err = store.Update(ctx, func(tx allowlist.TxStore) error { return tx.UpdateTool(ctx, &row) })
+	if err == nil {
+		t.Fatal("the database let destructive be lowered")
+	}
+}
+
+func updateTx(ctx context.Context, s *allowlist.Service, fn func(*allowlist.Tx) (allowlist.Tool, error)) (allowlist.Tool, error) {
+	var out allowlist.Tool
+	err := s.Update(ctx, func(tx *allowlist.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
+}
+
+func TestRedeclare(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		from          allowlist.State
+		want          allowlist.State
+		keepsPrevious bool
+	}{
+		{allowlist.StateEnabled, allowlist.StateProposed, true},
+		{allowlist.StateDisabled, allowlist.StateDisabled, true},
+		{allowlist.StateProposed, allowlist.StateProposed, false},
+	} {
+		t.Run(string(c.from), func(t *testing.T) {
+			s, _ := newService(t)
+			row, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "t", true))
+			toState(t, ctx, s, row.ID, c.from)
+			before := eventCount(t, s, row.ID)
+			got, err := updateTx(ctx, s, func(tx *allowlist.Tx) (allowlist.Tool, error) {
+				return tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{
+					Fingerprint: "sha256:2", Declared: `{"name":"t","readOnlyHint":false}`, ReadOnly: false,
+					ChangedFields: []string{"readOnlyHint"}, Provenance: "redefined by srv: readOnlyHint changed",
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != c.want || !got.Destructive || got.ReadOnly {
+				t.Fatalf("state %s destructive %v read_only %v", got.State, got.Destructive, got.ReadOnly)
+			}
+			if c.keepsPrevious != (got.PreviousDeclared == row.Declared) {
+				t.Fatalf("previous declared = %q", got.PreviousDeclared)
+			}
+			if diff := cmp.Diff([]string{"readOnlyHint"}, got.ChangedFields); diff != "" {
+				t.Fatal(diff)
+			}
+			if eventCount(t, s, row.ID) != before+1 {
+				t.Fatal("redeclare must leave exactly one event")
+			}
+		})
+	}
+}
+
+func TestAdoptFingerprintKeepsState(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	p := mcpProposal("srv", "t", true)
+	p.Fingerprint, p.Declared = "", ""
+	row, _, _ := s.ProposeTool(ctx, p)
+	toState(t, ctx, s, row.ID, allowlist.StateEnabled)
+	got, err := updateTx(ctx, s, func(tx *allowlist.Tx) (allowlist.Tool, error) {
+		return tx.AdoptFingerprint(ctx, row.ID, "sha256:abc", `{"name":"t"}`)
+	})
+	if err != nil || got.State != allowlist.StateEnabled || got.Fingerprint != "sha256:abc" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	evs, _ := s.Events(ctx, row.ID)
+	if last := evs[len(evs)-1]; last.Action != "fingerprint_adopted" {
+		t.Fatalf("last event %q", last.Action)
+	}
+	if _, err := updateTx(ctx, s, func(tx *allowlist.Tx) (allowlist.Tool, error) {
+		return tx.AdoptFingerprint(ctx, row.ID, "sha256:other", "{}")
+	}); !errors.Is(err, allowlist.ErrIllegalTransition) {
+		t.Fatalf("adopting over an existing fingerprint: %v", err)
+	}
+}
+
+func TestProposeIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	p := allowlist.Proposal{Name: "hello", Cmd: []string{"/bin/echo", "hi"}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI, Actor: "cli"}
+	a, created, err := s.ProposeTool(ctx, p)
+	if err != nil || !created {
+		t.Fatalf("first propose: %v created=%v", err, created)
+	}
+	b, created, err := s.ProposeTool(ctx, p)
+	if err != nil || created || b.ID != a.ID {
+		t.Fatalf("second propose: id %d vs %d, created=%v, %v", b.ID, a.ID, created, err)
+	}
+	if n := eventCount(t, s, a.ID); n != 1 {
+		t.Fatalf("an unchanged propose wrote events: %d", n)
+	}
+	if !a.Destructive || a.ReadOnly {
+		t.Fatal("a local command promises nothing, so it is destructive")
+	}
+}
+
+func TestProposeRefusesBadInput(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	if _, _, err := s.ProposeTool(ctx, allowlist.Proposal{Name: "x", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		p    allowlist.Proposal
+	}{
+		{"no name", allowlist.Proposal{Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal}},
+		{"empty cmd", allowlist.Proposal{Name: "a", Scope: allowlist.ScopeLocal}},
+		{"local mcp lookalike", allowlist.Proposal{Name: "a", Cmd: []string{"mcp", "srv", "t"}, Scope: allowlist.ScopeLocal}},
+		{"mcp scope mismatch", allowlist.Proposal{Name: "a", Cmd: []string{"mcp", "other", "t"}, Scope: "mcp:srv"}},
+		{"name taken by another row", allowlist.Proposal{Name: "x", Cmd: []string{"/bin/false"}, Scope: allowlist.ScopeLocal}},
+		{"name with spaces", allowlist.Proposal{Name: "a b", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal}},
+		{"NUL in argv", allowlist.Proposal{Name: "a", Cmd: []string{"/bin/echo", "a\x00b"}, Scope: allowlist.ScopeLocal}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, err := s.ProposeTool(ctx, c.p); !errors.Is(err, allowlist.ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	rows, _ := s.List(ctx, allowlist.Filter{})
+	if len(rows) != 1 {
+		t.Fatalf("refused proposals left rows: %d", len(rows))
+	}
+}
+
+func TestSyncConfigTools(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	if _, _, err := s.ProposeTool(ctx, allowlist.Proposal{Name: "by_hand", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := s.List(ctx, allowlist.Filter{Scope: allowlist.ScopeLocal})
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Name] = string(r.State) + "/" + r.Provenance
+	}
+	want := map[string]string{
+		"by_hand": "proposed/",
+		"a":       "proposed/proposed from the config file",
+		"b":       "withdrawn/removed from config",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatal(diff)
+	}
+	// Back in the config: proposed again, not enabled.
+	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.List(ctx, allowlist.Filter{Scope: allowlist.ScopeLocal, States: []allowlist.State{allowlist.StateProposed}})
+	if len(b) != 3 {
+		t.Fatalf("want 3 proposed rows, got %d", len(b))
+	}
+}
+
+func TestAuditTrailIsAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	s := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	row, _, err := s.ProposeTool(ctx, mcpProposal("srv", "t", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"UPDATE tool_events SET actor = 'someone else'",
+		"DELETE FROM tool_events",
+		"DELETE FROM tools",
+	} {
+		if _, err := bdb.ExecContext(ctx, q); err == nil {
+			t.Errorf("%s: the database allowed it", q)
+		}
+	}
+	if n := eventCount(t, s, row.ID); n != 1 {
+		t.Fatalf("events = %d", n)
+	}
+}
+
+func BenchmarkPropose(b *testing.B) {
+	ctx := context.Background()
+	s, _ := newService(b)
+	p := mcpProposal("srv", "t", true)
+	if _, _, err := s.ProposeTool(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := s.ProposeTool(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

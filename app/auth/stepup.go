@@ -1,0 +1,51 @@
+// Package auth holds the owner's passkeys, sessions and step-up proofs.
+package auth
+
+import (
+	"testing"
+	"time"
+)
+
+// Action names what a step-up was performed for; a proof for one action cannot be spent on
+// another.
+type Action string
+
+// Actions that need a fresh step-up (DESIGN.md rule 21).
+const (
+	ActionEnableTool    Action = "enable_tool"
+	ActionAddPasskey    Action = "add_passkey"
+	ActionRemovePasskey Action = "remove_passkey"
+	ActionSetSecret     Action = "set_secret"
+	ActionAddServer     Action = "add_server"
+)
+
+// StepUp is proof that the owner just performed a user-verified passkey assertion for one
+// action on one target. Its fields are unexported so that only this package can mint one: no
+// code path elsewhere can enable a tool without it. The zero value proves nothing.
+type StepUp struct {
+	action Action
+	target int64
+	owner  string
+	at     time.Time
+}
+
+// Permits reports whether the proof covers action on target.
+func (p StepUp) Permits(action Action, target int64) bool {
+	return p.action != "" && p.action == action && p.target == target && p.owner != ""
+}
+
+// Owner names who performed the step-up, for the audit trail.
+func (p StepUp) Owner() string { return p.owner }
+
+// At is when the assertion was verified.
+func (p StepUp) At() time.Time { return p.at }
+
+// ForTest mints a proof for tests of other packages. It panics outside a test binary, so the
+// daemon itself can only obtain proofs from a verified assertion.
+func ForTest(tb testing.TB, action Action, target int64) StepUp {
+	tb.Helper()
+	if !testing.Testing() {
+		panic("auth.ForTest called outside a test binary")
+	}
+	return StepUp{action: action, target: target, owner: "owner", at: time.Now()}
+}
