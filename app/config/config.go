@@ -1,0 +1,360 @@
+// Package config parses and validates Maven's JSON config file.
+//
+// Parsing is strict on purpose: the file decides which commands may ever be proposed and which
+// servers are dialled, so an unknown key, a duplicate key or a value of the wrong kind is an
+// error that names the key, never something silently ignored. The mcpServers block takes the
+// shape other MCP clients use, so a block can be pasted as is; its string values may refer to
+// sealed secrets as ${secret:NAME}, and any other "${" in them is refused rather than passed on
+// literally.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Defaults, as DESIGN.md states them.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultRPID            = "localhost"
+	DefaultRefreshInterval = 5 * time.Minute
+	DefaultStepUpWindow    = 5 * time.Minute
+)
+
+// Limits on durations and names.
+const (
+	MinRefreshInterval = time.Second
+	MaxStepUpWindow    = time.Hour
+	MaxNameLen         = 64 // characters in a tool or server name
+)
+
+// Config is the daemon's configuration.
+type Config struct {
+	Listen string // host:port of the web server
+	RPID   string // WebAuthn relying party ID
+	// Origins are the WebAuthn origins the browser may use. When the file leaves them out they
+	// are "http://localhost:PORT" for the port of Listen.
+	Origins         []string
+	RefreshInterval time.Duration // how often MCP servers are asked for their tools
+	StepUpWindow    time.Duration // how long a step-up assertion stays fresh
+	TLSCert         string        // certificate file; set together with TLSKey or not at all
+	TLSKey          string
+	// TrustedProxies are the addresses whose forwarding headers are believed; a single address
+	// is a prefix of full length.
+	TrustedProxies []netip.Prefix
+	Tools          []Tool            // local commands, proposed to the allowlist
+	MCPServers     map[string]Server // keyed by server name
+
+	// originsDerived records that Origins came from Listen, so SetListen can derive them again.
+	originsDerived bool
+}
+
+// Tool is a local command from the config file. It is only ever proposed: the owner enables it
+// on the /tools page.
+type Tool struct {
+	Name string   // the spoken and displayed name
+	Argv []string // run with exec, never through a shell
+}
+
+// Default returns the configuration used when the file sets nothing.
+func Default() Config {
+	return Config{
+		Listen:          DefaultListen,
+		RPID:            DefaultRPID,
+		Origins:         defaultOrigins(DefaultListen),
+		RefreshInterval: DefaultRefreshInterval,
+		StepUpWindow:    DefaultStepUpWindow,
+		originsDerived:  true,
+	}
+}
+
+// Parse decodes and validates a config document; keys it leaves out take their defaults. Every
+// error is an *Error naming the key at fault.
+func Parse(data []byte) (Config, error) {
+	cfg, err := decode(data)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Load reads and parses the file at path. Its errors are *Error values carrying the path; a
+// missing file still matches fs.ErrNotExist.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		cause := err
+		// The path is already in the message; keep only why it could not be read.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			cause = pe.Err
+		}
+		return Config{}, &Error{File: path, Msg: "cannot read: " + cause.Error(), Err: err}
+	}
+	cfg, err := Parse(data)
+	var ce *Error
+	if errors.As(err, &ce) {
+		ce.File = path
+	}
+	return cfg, err
+}
+
+// SetListen replaces the listen address, for the --listen flag and MAVEN_LISTEN, which outrank
+// the file. Origins that were derived from the old address are derived again.
+func (c *Config) SetListen(addr string) error {
+	if msg := checkListen(addr); msg != "" {
+		return errorf("listen", msg)
+	}
+	c.Listen = addr
+	if c.originsDerived {
+		c.Origins = defaultOrigins(addr)
+	}
+	return nil
+}
+
+// Validate checks the rules that do not depend on how the file was written; Parse calls it, and
+// a config built in code can call it too. The error is an *Error naming the key at fault.
+func (c Config) Validate() error {
+	if msg := checkListen(c.Listen); msg != "" {
+		return errorf("listen", msg)
+	}
+	if msg := checkRPID(c.RPID); msg != "" {
+		return errorf("rp_id", msg)
+	}
+	if c.originsDerived && !strings.EqualFold(c.RPID, DefaultRPID) {
+		// The derived origin is on localhost, which can never match another RP ID.
+		return errorf("origins", fmt.Sprintf("required when rp_id is not %q; list the origins the browser uses, such as [\"https://%s\"]", DefaultRPID, c.RPID))
+	}
+	if len(c.Origins) == 0 {
+		return errorf("origins", `expected at least one origin such as "https://maven.example"`)
+	}
+	for i, o := range c.Origins {
+		if msg := checkOrigin(o, c.RPID); msg != "" {
+			return errorf(indexPath("origins", i), msg)
+		}
+	}
+	if c.RefreshInterval < MinRefreshInterval {
+		return errorf("refresh_interval", "expected at least "+shortDuration(MinRefreshInterval)+", got "+shortDuration(c.RefreshInterval))
+	}
+	if c.StepUpWindow <= 0 || c.StepUpWindow > MaxStepUpWindow {
+		return errorf("step_up_window", "expected a duration above 0 and at most "+shortDuration(MaxStepUpWindow)+", got "+shortDuration(c.StepUpWindow))
+	}
+	if c.TLSCert != "" && c.TLSKey == "" {
+		return errorf("tls_key", "required when tls_cert is set")
+	}
+	if c.TLSKey != "" && c.TLSCert == "" {
+		return errorf("tls_cert", "required when tls_key is set")
+	}
+	for i, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			return errorf(indexPath("trusted_proxies", i), "expected an IP address or CIDR prefix")
+		}
+		if p != p.Masked() {
+			return errorf(indexPath("trusted_proxies", i), fmt.Sprintf("%s has bits set past the prefix length; did you mean %s?", p, p.Masked()))
+		}
+	}
+	if err := validateTools(c.Tools); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(c.MCPServers) {
+		path := keyPath("mcpServers", name)
+		if msg := checkName(name, "server name"); msg != "" {
+			return errorf(path, msg)
+		}
+		s := c.MCPServers[name]
+		if s.Name != name {
+			return errorf(path, fmt.Sprintf("the server's Name is %q but it is listed as %q", s.Name, name))
+		}
+		if err := s.validate(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shortDuration writes d as the owner would, "1h" rather than time's "1h0m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+func validateTools(tools []Tool) error {
+	seen := make(map[string]int, len(tools))
+	for i, t := range tools {
+		path := indexPath("tools", i)
+		if msg := checkName(t.Name, "tool name"); msg != "" {
+			return errorf(keyPath(path, "name"), msg)
+		}
+		if j, dup := seen[t.Name]; dup {
+			return errorf(keyPath(path, "name"), fmt.Sprintf("%q is already the name of tools[%d]", t.Name, j))
+		}
+		seen[t.Name] = i
+		argvPath := keyPath(path, "argv")
+		if len(t.Argv) == 0 {
+			return errorf(argvPath, "expected "+wantArgv)
+		}
+		switch t.Argv[0] {
+		case "":
+			return errorf(indexPath(argvPath, 0), "expected a program name or path, got an empty string")
+		case "mcp":
+			// DESIGN.md rule 5: argv[0] "mcp" routes a row to the MCP manager, so a local command
+			// that starts with it would be taken for an MCP tool.
+			return errorf(indexPath(argvPath, 0), `"mcp" is reserved for MCP rows (["mcp", server, tool]); a local command cannot start with it`)
+		}
+		for k, a := range t.Argv {
+			if strings.ContainsRune(a, 0) {
+				return errorf(indexPath(argvPath, k), "must not contain a NUL byte")
+			}
+			if strings.Contains(a, refOpen) {
+				// It would be passed on literally, which is never what was meant.
+				return errorf(indexPath(argvPath, k), "secret references are only expanded in mcpServers, not in local commands")
+			}
+		}
+	}
+	return nil
+}
+
+// checkName checks a tool or server name, returning "" if it is fine. Invisible and control
+// characters are refused because the name is shown to the owner and spoken (DESIGN.md rule 25).
+func checkName(name, what string) string {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return "expected a non-empty " + what
+	case !utf8.ValidString(name):
+		return "the " + what + " is not valid UTF-8"
+	case utf8.RuneCountInString(name) > MaxNameLen:
+		return fmt.Sprintf("the %s is longer than %d characters", what, MaxNameLen)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return fmt.Sprintf("the %s contains the control or invisible character %U", what, r)
+		}
+	}
+	return ""
+}
+
+// checkListen checks a host:port listen address, returning "" if it is fine.
+func checkListen(addr string) string {
+	bad := fmt.Sprintf(`expected host:port such as "127.0.0.1:8080", got %s`, quoteValue(addr))
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return bad
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return bad
+	}
+	if host == "" {
+		return ""
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return ""
+	}
+	if !validHostname(host) {
+		return bad
+	}
+	return ""
+}
+
+// defaultOrigins derives the origin of a browser on this machine from the listen port.
+func defaultOrigins(listen string) []string {
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil
+	}
+	return []string{"http://localhost:" + port}
+}
+
+// checkRPID checks a WebAuthn RP ID, which is a bare domain name, returning "" if it is fine.
+func checkRPID(id string) string {
+	bad := fmt.Sprintf(`expected a domain name such as "localhost" or "maven.example", got %s`, quoteValue(id))
+	if _, err := netip.ParseAddr(id); err == nil {
+		return bad + " (WebAuthn does not accept an IP address)"
+	}
+	if !validHostname(id) {
+		return bad
+	}
+	return ""
+}
+
+// validHostname reports whether s is a DNS name: dot-separated labels of letters, digits and
+// hyphens.
+func validHostname(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range []byte(label) {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkOrigin checks a WebAuthn origin against the RP ID, returning "" if it is fine. Browsers
+// send the origin as scheme://host[:port] and it is compared exactly, so a trailing slash or a
+// path would make every passkey ceremony fail later with a vaguer error.
+func checkOrigin(origin, rpID string) string {
+	bad := fmt.Sprintf(`expected an origin such as "https://maven.example" (scheme and host, no path), got %s`, quoteValue(origin))
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" ||
+		strings.HasSuffix(origin, "#") {
+		return bad
+	}
+	host := strings.ToLower(u.Hostname())
+	rp := strings.ToLower(rpID)
+	if host != rp && !strings.HasSuffix(host, "."+rp) {
+		return fmt.Sprintf("the host of %q is not rp_id %q or a subdomain of it", origin, rpID)
+	}
+	if u.Scheme == "http" && host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+		// Browsers offer WebAuthn only in a secure context.
+		return fmt.Sprintf("%q must use https: browsers allow passkeys over plain http only on localhost", origin)
+	}
+	return ""
+}
+
+// parseProxy parses a trusted proxy, an IP address or a CIDR prefix, returning a message when it
+// is not one.
+func parseProxy(s string) (netip.Prefix, string) {
+	bad := fmt.Sprintf(`expected an IP address or CIDR prefix such as "10.0.0.0/8", got %s`, quoteValue(s))
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, bad
+		}
+		if p != p.Masked() {
+			// 10.0.0.1/8 is probably a typo for either the address or the network: ask.
+			return netip.Prefix{}, fmt.Sprintf("%q has bits set past the prefix length; did you mean %q?", s, p.Masked().String())
+		}
+		return p, ""
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, bad
+	}
+	return netip.PrefixFrom(a, a.BitLen()), ""
+}

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrSecretNotSet is wrapped by the errors of Expand and Server.Expanded when a referenced
+// secret has no value, because the vault is locked or the secret was never set.
+var ErrSecretNotSet = errors.New("secret not set")
+
+// refOpen starts a secret reference, ${secret:NAME}.
+const refOpen = "${secret:"
+
+// MaxSecretNameLen is the longest secret name a reference may use.
+const MaxSecretNameLen = 64
+
+// ref is one well-formed reference: s[start:end] is "${secret:name}".
+type ref struct {
+	start, end int
+	name       string
+}
+
+// findRefs returns the secret references in s, or a message describing the first "${" that does
+// not start a well-formed one. Any "${" counts, so that ${VAR} or ${env:VAR} written for another
+// MCP client is refused instead of being sent on literally.
+func findRefs(s string) ([]ref, string) {
+	var refs []ref
+	for i := 0; ; {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			return refs, ""
+		}
+		start := i + j
+		rest := s[start:]
+		end := strings.IndexByte(rest, '}')
+		if !strings.HasPrefix(rest, refOpen) {
+			shown := rest
+			if end >= 0 {
+				shown = rest[:end+1]
+			}
+			return nil, fmt.Sprintf("%s is not a secret reference; write ${secret:NAME}", quoteValue(shown))
+		}
+		if end < 0 {
+			return nil, fmt.Sprintf("unterminated secret reference %s; write ${secret:NAME}", quoteValue(rest))
+		}
+		name := rest[len(refOpen):end]
+		if !validSecretName(name) {
+			return nil, fmt.Sprintf("malformed secret reference %s: the name must be 1 to %d of A-Z a-z 0-9 _ . -", quoteValue(rest[:end+1]), MaxSecretNameLen)
+		}
+		refs = append(refs, ref{start: start, end: start + end + 1, name: name})
+		i = start + end + 1
+	}
+}
+
+// validSecretName reports whether name matches [A-Za-z0-9_.-]{1,64}.
+func validSecretName(name string) bool {
+	if name == "" || len(name) > MaxSecretNameLen {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// replaceRefs returns s with each reference replaced by repl(i, name), i counting from 0.
+func replaceRefs(s string, refs []ref, repl func(i int, name string) string) string {
+	if len(refs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i, r := range refs {
+		b.WriteString(s[last:r.start])
+		b.WriteString(repl(i, r.name))
+		last = r.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// Expand returns s with every ${secret:NAME} replaced by lookup(NAME). Substituted values are
+// not scanned again, so a secret that happens to contain "${secret:…}" stays as it is. A missing
+// secret is an error naming it that wraps ErrSecretNotSet; a malformed reference is an error too.
+func Expand(s string, lookup func(name string) (string, bool)) (string, error) {
+	refs, msg := findRefs(s)
+	if msg != "" {
+		return "", errorf("", msg)
+	}
+	var missing string
+	out := replaceRefs(s, refs, func(_ int, name string) string {
+		v, ok := lookup(name)
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", &Error{Msg: fmt.Sprintf("secret %q is not set", missing), Err: ErrSecretNotSet}
+	}
+	return out, nil
+}

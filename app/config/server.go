@@ -1,0 +1,362 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Transport is how Maven talks to an MCP server.
+type Transport string
+
+// The transports. "streamable-http" and "streamableHttp" in a config file mean TransportHTTP.
+const (
+	TransportStdio Transport = "stdio" // a local process speaking on stdin and stdout
+	TransportHTTP  Transport = "http"  // streamable HTTP
+	TransportSSE   Transport = "sse"   // the older HTTP+SSE transport
+)
+
+// Server is one entry of mcpServers. String values marked below may hold ${secret:NAME}
+// references; Expanded substitutes them once the vault is unlocked.
+type Server struct {
+	Name    string // the key it is listed under
+	Type    Transport
+	Command string            // stdio: the program; may hold secret references
+	Args    []string          // stdio; may hold secret references
+	Env     map[string]string // stdio: extra environment; values may hold secret references
+	Cwd     string            // stdio: an absolute working directory, "" for the daemon's
+	URL     string            // http, sse: the endpoint; may hold secret references
+	Headers map[string]string // http, sse: values may hold secret references
+	// AllowTools names the tools that may bind a spoken argument (DESIGN.md rule 15). It
+	// approves nothing: tools are enabled only on the /tools page.
+	AllowTools []string
+	Disabled   bool // never dialled
+}
+
+// SecretRefs returns the names of the secrets the server refers to, sorted and without
+// duplicates.
+func (s Server) SecretRefs() []string {
+	var names []string
+	s.eachSecretValue("", func(_, v string) {
+		refs, _ := findRefs(v)
+		for _, r := range refs {
+			names = append(names, r.name)
+		}
+	})
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// NeedsSecrets reports whether the server refers to any secret, and so stays locked until the
+// vault is unlocked.
+func (s Server) NeedsSecrets() bool { return len(s.SecretRefs()) > 0 }
+
+// Expanded returns a copy of the server with every secret reference replaced by lookup(NAME).
+// The copy shares no slice or map with s. Errors are *Error values naming the key, and wrap
+// ErrSecretNotSet when a secret is missing.
+func (s Server) Expanded(lookup func(name string) (string, bool)) (Server, error) {
+	out := s
+	out.Args = slices.Clone(s.Args)
+	out.Env = maps.Clone(s.Env)
+	out.Headers = maps.Clone(s.Headers)
+	out.AllowTools = slices.Clone(s.AllowTools)
+	path := keyPath("mcpServers", s.Name)
+	var firstErr error
+	expand := func(key string, v string) string {
+		if firstErr != nil {
+			return v
+		}
+		x, err := Expand(v, lookup)
+		if err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				ce.Key = key
+			}
+			firstErr = err
+		}
+		return x
+	}
+	out.Command = expand(keyPath(path, "command"), s.Command)
+	for i, a := range out.Args {
+		out.Args[i] = expand(indexPath(keyPath(path, "args"), i), a)
+	}
+	for _, k := range sortedKeys(out.Env) {
+		out.Env[k] = expand(keyPath(keyPath(path, "env"), k), out.Env[k])
+	}
+	out.URL = expand(keyPath(path, "url"), s.URL)
+	for _, k := range sortedKeys(out.Headers) {
+		out.Headers[k] = expand(keyPath(keyPath(path, "headers"), k), out.Headers[k])
+	}
+	if firstErr != nil {
+		return Server{}, firstErr
+	}
+	return out, nil
+}
+
+// eachSecretValue calls fn with the key path (under path) and value of every string that may
+// hold secret references, in a fixed order.
+func (s Server) eachSecretValue(path string, fn func(key, value string)) {
+	fn(keyPath(path, "command"), s.Command)
+	for i, a := range s.Args {
+		fn(indexPath(keyPath(path, "args"), i), a)
+	}
+	for _, k := range sortedKeys(s.Env) {
+		fn(keyPath(keyPath(path, "env"), k), s.Env[k])
+	}
+	fn(keyPath(path, "url"), s.URL)
+	for _, k := range sortedKeys(s.Headers) {
+		fn(keyPath(keyPath(path, "headers"), k), s.Headers[k])
+	}
+}
+
+// Target is what the owner is shown as the server's address (DESIGN.md rule 14): for stdio the
+// command line, for http and sse the URL with its credentials masked. Secret references are
+// shown as written: call it on the configured server, never on an Expanded copy, whose secrets
+// in a path or an innocently named parameter would show.
+func (s Server) Target() string {
+	if s.Type == TransportStdio {
+		return commandLine(s.Command, s.Args)
+	}
+	return redactURL(s.URL)
+}
+
+// commandLine joins a command and its arguments for display, quoting any argument that would
+// otherwise be ambiguous or hide characters.
+func commandLine(command string, args []string) string {
+	parts := make([]string, 0, 1+len(args))
+	for _, a := range append([]string{command}, args...) {
+		parts = append(parts, displayArg(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func displayArg(a string) string {
+	if a == "" || !utf8.ValidString(a) {
+		return strconv.Quote(a)
+	}
+	for _, r := range a {
+		if r == '"' || r == '\'' || r == '\\' || unicode.IsSpace(r) || !strconv.IsPrint(r) {
+			return strconv.Quote(a)
+		}
+	}
+	return a
+}
+
+// redacted replaces a credential in a displayed URL.
+const redacted = "***"
+
+// redactURL masks the userinfo of a URL and the values of query parameters whose names look
+// like credentials. It never returns an unparsable input, which could hold anything.
+func redactURL(raw string) string {
+	refs, msg := findRefs(raw)
+	if msg != "" {
+		return "(invalid URL)"
+	}
+	// net/url refuses "{" in userinfo, so references are parsed as placeholders and put back.
+	placeholder := func(i int, _ string) string { return "maven-secret-ref-" + strconv.Itoa(i) + "-" }
+	u, err := url.Parse(replaceRefs(raw, refs, placeholder))
+	if err != nil || u.Host == "" {
+		return "(invalid URL)"
+	}
+	var b strings.Builder
+	b.WriteString(u.Scheme)
+	b.WriteString("://")
+	if u.User != nil {
+		b.WriteString(redacted + "@")
+	}
+	b.WriteString(u.Host)
+	b.WriteString(u.EscapedPath())
+	if u.RawQuery != "" {
+		b.WriteString("?")
+		b.WriteString(redactQuery(u.RawQuery))
+	}
+	out := b.String()
+	for i, r := range refs {
+		out = strings.ReplaceAll(out, placeholder(i, ""), raw[r.start:r.end])
+	}
+	return out
+}
+
+// redactQuery masks the values of credential-like parameters, keeping everything else as
+// written.
+func redactQuery(q string) string {
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		k, _, hasValue := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if hasValue && secretLike(name) {
+			parts[i] = k + "=" + redacted
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// secretWords are the fragments of parameter names that usually carry a credential. Matching
+// fragments rather than whole names over-masks now and then (a "design" parameter), which only
+// costs a display detail; under-masking would show a token.
+var secretWords = []string{"token", "key", "secret", "passw", "pwd", "auth", "sig", "credential", "session", "jwt"}
+
+// secretLike reports whether a query parameter name looks like it carries a credential.
+func secretLike(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlHostPlaceholder stands in for secret references while a URL is checked.
+const urlHostPlaceholder = "maven-secret-ref"
+
+// validate checks one server; path is its key path ("mcpServers.NAME").
+func (s Server) validate(path string) error {
+	key := func(k string) string { return keyPath(path, k) }
+	var forbidden []string // keys set that the transport does not use
+	switch s.Type {
+	case TransportStdio:
+		if s.Command == "" {
+			return errorf(key("command"), "required for a stdio server")
+		}
+		if s.URL != "" {
+			forbidden = append(forbidden, "url")
+		}
+		if len(s.Headers) > 0 {
+			forbidden = append(forbidden, "headers")
+		}
+	case TransportHTTP, TransportSSE:
+		if s.URL == "" {
+			return errorf(key("url"), fmt.Sprintf("required for an %s server", s.Type))
+		}
+		if s.Command != "" {
+			forbidden = append(forbidden, "command")
+		}
+		if len(s.Args) > 0 {
+			forbidden = append(forbidden, "args")
+		}
+		if len(s.Env) > 0 {
+			forbidden = append(forbidden, "env")
+		}
+		if s.Cwd != "" {
+			forbidden = append(forbidden, "cwd")
+		}
+	default:
+		return errorf(key("type"), "expected "+wantType+", got "+quoteValue(string(s.Type)))
+	}
+	if len(forbidden) > 0 {
+		return errorf(key(forbidden[0]), fmt.Sprintf("not allowed for a server of type %q", s.Type))
+	}
+
+	// Every value that may hold references must hold only well-formed ones.
+	var refErr error
+	s.eachSecretValue(path, func(p, v string) {
+		if refErr != nil {
+			return
+		}
+		if _, msg := findRefs(v); msg != "" {
+			refErr = errorf(p, msg)
+		} else if strings.ContainsRune(v, 0) {
+			refErr = errorf(p, "must not contain a NUL byte")
+		}
+	})
+	if refErr != nil {
+		return refErr
+	}
+
+	if s.Cwd != "" {
+		if strings.Contains(s.Cwd, "${") {
+			return errorf(key("cwd"), "secret references are not expanded in cwd")
+		}
+		if !filepath.IsAbs(s.Cwd) {
+			return errorf(key("cwd"), "expected an absolute directory path, got "+quoteValue(s.Cwd))
+		}
+	}
+	for _, k := range sortedKeys(s.Env) {
+		if !validEnvName(k) {
+			return errorf(keyPath(key("env"), k), "expected an environment variable name such as API_KEY")
+		}
+	}
+	if s.URL != "" {
+		if msg := checkServerURL(s.URL); msg != "" {
+			return errorf(key("url"), msg)
+		}
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		p := keyPath(key("headers"), k)
+		if !validHeaderName(k) {
+			return errorf(p, "expected an HTTP header name such as Authorization")
+		}
+		for _, r := range s.Headers[k] {
+			if r != '\t' && (r < ' ' || r == 0x7f) {
+				return errorf(p, "the value must not contain control characters")
+			}
+		}
+	}
+	for i, t := range s.AllowTools {
+		if t == "" {
+			return errorf(indexPath(key("allow_tools"), i), "expected a tool name, got an empty string")
+		}
+	}
+	return nil
+}
+
+// checkServerURL checks the endpoint of an http or sse server, returning "" if it is fine.
+func checkServerURL(raw string) string {
+	refs, msg := findRefs(raw)
+	if msg != "" {
+		return msg
+	}
+	bad := `expected an absolute http or https URL such as "https://example.com/mcp", got ` + quoteValue(raw)
+	u, err := url.Parse(replaceRefs(raw, refs, func(int, string) string { return urlHostPlaceholder }))
+	if err != nil || u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
+		return bad
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return bad
+	}
+	if strings.Contains(u.Host, urlHostPlaceholder) {
+		// The trust level shown to the owner depends on the host, so it must be visible.
+		return "the host must be written out, not a secret reference"
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "expected no #fragment: it is never sent to the server"
+	}
+	return ""
+}
+
+// validEnvName reports whether name is a portable environment variable name.
+func validEnvName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110, section 5.6.2).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
