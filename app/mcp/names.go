@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// MaxLocalName is the longest local name LocalName returns (rule 11).
+const MaxLocalName = 64
+
+// nameSuffixLen is the usual suffix length; it only grows when a suffixed name is itself taken.
+const nameSuffixLen = 6
+
+// Flatten lower-cases s and turns every run of characters outside [a-z0-9] into one "_",
+// trimmed at both ends. Only ASCII letters are lower-cased: Unicode case mapping would let
+// "\u212aill" (Kelvin sign) become "kill", and a spoken name must not be reachable by lookalikes.
+func Flatten(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	gap := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		default:
+			gap = true
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		gap = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// NameSuffix returns the stable suffix that tells apart (server, tool) pairs whose flattened
+// names collide or had to be cut: the first 6 hex digits of sha256(server + "\x00" + tool).
+func NameSuffix(server, tool string) string {
+	return nameSuffix(server, tool, nameSuffixLen)
+}
+
+func nameSuffix(server, tool string, n int) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	return hex.EncodeToString(sum[:])[:n]
+}
+
+// LocalName returns the local name of an MCP tool: Flatten(server) + "_" + Flatten(tool), an
+// empty part read as "x", at most MaxLocalName characters. A name that is too long, or that
+// taken reports as held by a different pair, gets "_" + NameSuffix(server, tool), the base cut
+// to fit.
+//
+// taken must return false for a name already held by this same (server, tool) pair, so that a
+// refresh gives a tool back its own name; a nil taken means nothing is taken. The result depends
+// only on the inputs and on taken's answers, so the same pair gets the same name again. In the
+// unlikely case that the suffixed name is taken too (a 24-bit suffix can be brute-forced by a
+// server choosing tool names), the suffix grows, 6 hex digits at a time, until it is free.
+func LocalName(server, tool string, taken func(name string) bool) string {
+	s, t := Flatten(server), Flatten(tool)
+	if s == "" {
+		s = "x"
+	}
+	if t == "" {
+		t = "x"
+	}
+	base := s + "_" + t
+	isTaken := func(name string) bool { return taken != nil && taken(name) }
+	if len(base) <= MaxLocalName && !isTaken(base) {
+		return base
+	}
+	var name string
+	// Even a 60-digit suffix leaves three characters of base.
+	for n := nameSuffixLen; n <= 60; n += 6 {
+		suffix := nameSuffix(server, tool, n)
+		cut := base[:min(len(base), MaxLocalName-1-len(suffix))]
+		name = strings.TrimRight(cut, "_") + "_" + suffix
+		if !isTaken(name) {
+			break
+		}
+	}
+	return name
+}

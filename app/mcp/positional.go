@@ -1,0 +1,204 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"maven/app/allowlist"
+)
+
+// Errors BindPositional wraps in an *ArgsError.
+var (
+	// ErrNeedsArgs means the spoken words cannot be bound to the tool's arguments safely.
+	ErrNeedsArgs = errors.New("the tool needs arguments that cannot be taken from speech")
+	// ErrUndescribedArg means the schema requires a property it never describes, so its type
+	// is unknown and nothing is guessed.
+	ErrUndescribedArg = errors.New("the tool requires an argument its schema does not describe")
+)
+
+// ArgsError says why positional binding refused, and which properties it concerns, so a voice
+// reply can name the missing argument.
+type ArgsError struct {
+	Err     error    // ErrNeedsArgs or ErrUndescribedArg
+	Missing []string // the properties concerned; may be empty
+	Reason  string   // a short human explanation
+}
+
+// Error implements error.
+func (e *ArgsError) Error() string {
+	msg := ErrNeedsArgs.Error()
+	if e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if len(e.Missing) > 0 {
+		msg += " (" + strings.Join(e.Missing, ", ") + ")"
+	}
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// Unwrap lets errors.Is match ErrNeedsArgs or ErrUndescribedArg.
+func (e *ArgsError) Unwrap() error { return e.Err }
+
+func needsArgs(reason string, missing ...string) error {
+	return &ArgsError{Err: ErrNeedsArgs, Missing: missing, Reason: reason}
+}
+
+// BindPositional turns the words spoken after a tool's name into its named MCP arguments, binding
+// only what it can defend (rule 15). allowed says whether the tool is named in its server's
+// local allow_tools. A tool with no required property and no words gets {}. The words go to a
+// single required string, number or integer property only if the row claims read-only, is not
+// destructive and is allowed: a mutating tool never receives a guessed argument. Every refusal
+// is an *ArgsError wrapping ErrNeedsArgs, or ErrUndescribedArg when a required property is not
+// described by the schema.
+func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]any, error) {
+	required, props, err := positionalSchema(row.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	// An undescribed required property refuses the call outright, before anything else.
+	var undescribed []string
+	for _, name := range required {
+		if _, ok := props[name]; !ok {
+			undescribed = append(undescribed, name)
+		}
+	}
+	if len(undescribed) > 0 {
+		return nil, &ArgsError{Err: ErrUndescribedArg, Missing: undescribed,
+			Reason: "the schema does not say what the argument is"}
+	}
+	tail = strings.TrimSpace(tail)
+	switch {
+	case len(required) == 0 && tail == "":
+		return map[string]any{}, nil
+	case len(required) == 0:
+		return nil, needsArgs("the tool takes no required argument; which optional one the words are for is not guessed")
+	case len(required) > 1:
+		return nil, needsArgs("the tool needs more than one argument", required...)
+	case !row.ReadOnly || row.Destructive || !allowed:
+		return nil, needsArgs("only a read-only tool named in allow_tools takes a spoken argument", required...)
+	}
+	name := required[0]
+	typ := positionalType(props[name])
+	if typ != "string" && typ != "number" && typ != "integer" {
+		return nil, needsArgs("the argument is not a plain string, number or integer", name)
+	}
+	if tail == "" {
+		return nil, needsArgs("nothing was said after the tool name", name)
+	}
+	switch typ {
+	case "number":
+		f, ok := positionalNumber(tail)
+		if !ok {
+			return nil, needsArgs("expected a number", name)
+		}
+		return map[string]any{name: f}, nil
+	case "integer":
+		n, err := strconv.ParseInt(tail, 10, 64)
+		if err != nil {
+			return nil, needsArgs("expected a whole number", name)
+		}
+		return map[string]any{name: n}, nil
+	}
+	return map[string]any{name: tail}, nil
+}
+
+// positionalSchema reads the required list and the properties of a tool's input schema,
+// refusing anything malformed. An empty or null schema is read as {}.
+func positionalSchema(raw json.RawMessage) (required []string, props map[string]json.RawMessage, err error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return nil, nil, nil
+	}
+	// Canonicalize first: it refuses duplicate keys (which encoding/json would silently
+	// resolve) and hostile nesting.
+	c, err := Canonicalize(raw)
+	if err != nil {
+		return nil, nil, needsArgs("the input schema is not valid JSON")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(c, &top); err != nil || top == nil {
+		return nil, nil, needsArgs("the input schema is not a JSON object")
+	}
+	if r, ok := top["required"]; ok && string(r) != "null" {
+		if err := json.Unmarshal(r, &required); err != nil {
+			return nil, nil, needsArgs("the schema's required is not a list of names")
+		}
+		seen := make(map[string]bool, len(required))
+		for _, name := range required {
+			if seen[name] {
+				return nil, nil, needsArgs("the schema's required lists a name twice", name)
+			}
+			seen[name] = true
+		}
+	}
+	if p, ok := top["properties"]; ok && string(p) != "null" {
+		if err := json.Unmarshal(p, &props); err != nil || props == nil {
+			return nil, nil, needsArgs("the schema's properties is not an object")
+		}
+	}
+	return required, props, nil
+}
+
+// positionalType returns a property's type when it is a single JSON string, "" otherwise
+// (a type list, a missing type, or a property schema that is not an object).
+func positionalType(prop json.RawMessage) string {
+	var p struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if json.Unmarshal(prop, &p) != nil {
+		return ""
+	}
+	var typ string
+	if json.Unmarshal(p.Type, &typ) != nil {
+		return ""
+	}
+	return typ
+}
+
+// positionalNumber parses a plain decimal number: strconv.ParseFloat alone would also take
+// "Inf", "NaN", hex floats and digit separators, none of which a person says as a number.
+func positionalNumber(s string) (float64, bool) {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return 0, false
+		}
+	}
+	if i != len(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
