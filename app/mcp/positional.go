@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -201,4 +202,9 @@ func positionalNumber(s string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// BindPositional applies rule 15 to row with its server's local allow_tools list.
+func (m *Manager) BindPositional(row allowlist.Tool, tail string) (map[string]any, error) {
+	return BindPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()), tail)
 }

@@ -1,0 +1,366 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"maven/app/config"
+	"maven/app/exec"
+)
+
+// Reconciler turns a server's tool list into allowlist rows.
+type Reconciler interface {
+	// Reconcile applies tools, the complete result of a successful, fully paginated tools/list
+	// of the connected server. The Manager never calls it with a partial or failed list, nor
+	// for a server that is down, dialling or locked (DESIGN.md rule 10). Calls for one server
+	// never overlap; calls for different servers may.
+	Reconcile(ctx context.Context, server string, tools []*sdk.Tool) error
+}
+
+// State is where a server's connection stands (DESIGN.md rule 14).
+type State string
+
+// The connection states.
+const (
+	StateLocked     State = "locked"     // needs a secret that is not available; never dialled
+	StateConnecting State = "connecting" // dialling and initializing
+	StateConnected  State = "connected"  // a live session
+	StateBackoff    State = "backoff"    // waiting to redial after a failure
+	StateFailed     State = "failed"     // a configuration that cannot work; retried slowly
+	StateDisabled   State = "disabled"   // disabled in the config; never dialled
+)
+
+// Defaults for ManagerOptions.
+const (
+	DefaultRefreshInterval   = 5 * time.Minute
+	DefaultDialTimeout       = 10 * time.Second
+	DefaultListTimeout       = 30 * time.Second
+	DefaultCallTimeout       = 30 * time.Second
+	DefaultKeepAlive         = 30 * time.Second
+	DefaultBackoffMin        = 500 * time.Millisecond
+	DefaultBackoffMax        = 60 * time.Second
+	DefaultTerminateDuration = time.Second
+)
+
+// Caps on one tools/list. A longer list is treated as incomplete and never reconciled: a
+// server must not be able to exhaust memory or withdraw rows by listing without end.
+const (
+	MaxListPages = 100
+	MaxListTools = 20000
+)
+
+// Errors of CallTool and of a refresh; each is wrapped with context, so test with errors.Is.
+var (
+	// ErrUnknownServer means no server of that name is configured.
+	ErrUnknownServer = errors.New("unknown MCP server")
+	// ErrDisabled means the server is disabled in the config.
+	ErrDisabled = errors.New("MCP server is disabled")
+	// ErrLocked means the server needs a secret and the vault is locked or lacks it.
+	ErrLocked = errors.New("MCP server is locked")
+	// ErrNotConnected means the server has no live session right now (dialling, backing off,
+	// failed, or the Manager is not running). Calls never dial.
+	ErrNotConnected = errors.New("MCP server is not connected")
+	// ErrIncompleteList means a tools/list went past MaxListPages or MaxListTools, or its
+	// cursors went round in a circle.
+	ErrIncompleteList = errors.New("tool list is incomplete")
+)
+
+// ManagerOptions tune a Manager; zero values take the defaults.
+type ManagerOptions struct {
+	RefreshInterval time.Duration // how often connected servers are listed again (5m)
+	DialTimeout     time.Duration // connect and initialize (10s)
+	ListTimeout     time.Duration // all pages of one tools/list (30s)
+	CallTimeout     time.Duration // one tools/call (30s)
+	// KeepAlive is the interval of the pings that detect a dead session (30s); a negative
+	// value turns them off.
+	KeepAlive  time.Duration
+	BackoffMin time.Duration // first redial delay (500ms)
+	BackoffMax time.Duration // longest redial delay, and the retry delay of a failed one (60s)
+	// TerminateDuration is how long a stdio server may take to exit after its stdin closes
+	// before it is signalled (1s).
+	TerminateDuration time.Duration
+	// Secrets looks up a sealed secret by name; nil means the vault is locked. See
+	// Manager.SetSecrets. It is called from the supervisors' goroutines.
+	Secrets func(name string) (string, bool)
+	// Getenv reads PATH, HOME and LANG of the daemon for stdio servers (os.Getenv).
+	Getenv func(string) string
+	// Version is the client version sent in initialize ("dev").
+	Version string
+}
+
+func (o ManagerOptions) withDefaults() ManagerOptions {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.RefreshInterval, DefaultRefreshInterval)
+	def(&o.DialTimeout, DefaultDialTimeout)
+	def(&o.ListTimeout, DefaultListTimeout)
+	def(&o.CallTimeout, DefaultCallTimeout)
+	if o.KeepAlive == 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	def(&o.BackoffMin, DefaultBackoffMin)
+	def(&o.BackoffMax, DefaultBackoffMax)
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = o.BackoffMin
+	}
+	def(&o.TerminateDuration, DefaultTerminateDuration)
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return o
+}
+
+// ServerStatus is what the owner is shown about one server (DESIGN.md rule 14).
+type ServerStatus struct {
+	Name      string    `json:"name"`
+	Transport string    `json:"transport"` // "stdio", "http" or "sse"
+	Target    string    `json:"target"`    // command line or URL, secrets never expanded
+	State     State     `json:"state"`
+	Trust     string    `json:"trust"` // TrustLocalProcess, TrustLoopback, …
+	TrustText string    `json:"trust_text"`
+	LastError string    `json:"last_error"`
+	Since     time.Time `json:"since"` // when State was entered
+	Tools     int       `json:"tools"` // tools in the last complete list
+}
+
+// Manager keeps one supervised connection per configured MCP server, refreshes their tool
+// lists into the Reconciler and calls their tools. It is safe for concurrent use.
+type Manager struct {
+	rec     Reconciler
+	opts    ManagerOptions
+	logger  *slog.Logger
+	sups    map[string]*supervisor
+	names   []string // sorted
+	changes chan struct{}
+	// The list caps; fields so that tests can lower them.
+	maxPages, maxTools int
+
+	mu         sync.Mutex
+	secrets    func(string) (string, bool)
+	secretsGen uint64 // bumped by every SetSecrets
+	started    bool
+	closed     bool
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+}
+
+// NewManager returns a Manager for servers (keyed by name) that reports complete tool lists to
+// rec, which must not be nil. Nothing is dialled until Run.
+func NewManager(servers map[string]config.Server, rec Reconciler, opts ManagerOptions, logger *slog.Logger) *Manager {
+	if rec == nil {
+		panic("mcp: NewManager needs a Reconciler")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{
+		rec:      rec,
+		opts:     opts.withDefaults(),
+		logger:   logger,
+		sups:     make(map[string]*supervisor, len(servers)),
+		changes:  make(chan struct{}, 1),
+		maxPages: MaxListPages,
+		maxTools: MaxListTools,
+		secrets:  opts.Secrets,
+	}
+	for name, cfg := range servers {
+		if cfg.Name == "" {
+			cfg.Name = name
+		}
+		m.sups[name] = newSupervisor(m, name, cfg)
+		m.names = append(m.names, name)
+	}
+	slices.Sort(m.names)
+	return m
+}
+
+// Run starts one supervisor goroutine per server under ctx and returns at once: every dial
+// happens in a supervisor (DESIGN.md rule 13). Calls after the first, or after Close, do
+// nothing. Cancelling ctx stops the supervisors like Close does, but only Close waits for them.
+func (m *Manager) Run(ctx context.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed {
+		m.logger.Warn("mcp manager: Run called twice or after Close")
+		return
+	}
+	m.started = true
+	ctx, m.cancel = context.WithCancel(ctx)
+	for _, name := range m.names {
+		s := m.sups[name]
+		m.wg.Go(func() { s.run(ctx) })
+	}
+}
+
+// Close stops every supervisor, closes every session (stdio servers have exited when it
+// returns) and waits for all of it. It is safe to call more than once.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	m.wg.Wait()
+	return nil
+}
+
+// SetSecrets installs the secret lookup, or removes it with nil (the vault was locked). It never
+// blocks on a server: unlocking signals the locked supervisors, which dial on their own
+// goroutines; locking ends the sessions of servers that use secrets at once, so no further call
+// reaches them, and they go back to locked. lookup is called from the supervisors' goroutines.
+func (m *Manager) SetSecrets(lookup func(name string) (string, bool)) {
+	m.mu.Lock()
+	m.secrets = lookup
+	m.secretsGen++
+	m.mu.Unlock()
+	for _, name := range m.names {
+		s := m.sups[name]
+		if !s.needsSecrets {
+			continue
+		}
+		if lookup == nil {
+			s.lock()
+		}
+		s.signal()
+	}
+}
+
+// lookup returns the current secret lookup (nil when locked) and its generation.
+func (m *Manager) lookup() (func(string) (string, bool), uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.secrets, m.secretsGen
+}
+
+func (m *Manager) generation() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.secretsGen
+}
+
+// Status returns every server's status, sorted by name.
+func (m *Manager) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.names))
+	for _, name := range m.names {
+		out = append(out, m.sups[name].snapshot())
+	}
+	return out
+}
+
+// Changes returns a channel that receives a value after any server's status changed. Changes
+// coalesce: one receive may stand for many. It is meant for one consumer (a page that
+// refreshes its servers card).
+func (m *Manager) Changes() <-chan struct{} { return m.changes }
+
+func (m *Manager) notifyChange() {
+	select {
+	case m.changes <- struct{}{}:
+	default:
+	}
+}
+
+// AllowTools returns the server's configured allow_tools (DESIGN.md rule 15), nil for an
+// unknown server.
+func (m *Manager) AllowTools(server string) []string {
+	s, ok := m.sups[server]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(s.cfg.AllowTools)
+}
+
+// CallTool calls tool on server with args and flattens the result (see FlattenResult). It
+// implements exec.MCPCaller. It never dials: an unknown, disabled, locked or unconnected server
+// fails at once with ErrUnknownServer, ErrDisabled, ErrLocked or ErrNotConnected. The call is
+// bounded by CallTimeout and ends early if the session ends (ErrNotConnected) or ctx is done
+// (then the error wraps ctx.Err()). A tool that reports failure is a Result with IsError set.
+func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (exec.Result, error) {
+	s, ok := m.sups[server]
+	if !ok {
+		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrUnknownServer)
+	}
+	if s.cfg.Disabled {
+		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrDisabled)
+	}
+	if s.needsSecrets {
+		// Checked here as well as by the state, so a call racing a lock is refused.
+		if lookup, _ := m.lookup(); lookup == nil {
+			return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrLocked)
+		}
+	}
+	cs, sessCtx, st := s.current()
+	switch {
+	case st.State == StateLocked:
+		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrLocked)
+	case cs == nil || st.State != StateConnected:
+		if st.LastError != "" {
+			return exec.Result{}, fmt.Errorf("mcp server %q is %s (%s): %w", server, st.State, st.LastError, ErrNotConnected)
+		}
+		return exec.Result{}, fmt.Errorf("mcp server %q is %s: %w", server, st.State, ErrNotConnected)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+	defer cancel()
+	// A session that ends (lock, redial, shutdown) takes its calls with it.
+	stop := context.AfterFunc(sessCtx, cancel)
+	defer stop()
+
+	// The sdk closes a closing connection on whichever goroutine retires its last call, so a
+	// cancelled call can be held up by the session's HTTP DELETE. The caller must not be: the
+	// call runs on its own goroutine, which the session's teardown bounds.
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(callCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		answered <- answer{res, err}
+	}()
+	var res *sdk.CallToolResult
+	var err error
+	select {
+	case a := <-answered:
+		res, err = a.res, a.err
+	case <-callCtx.Done():
+		select {
+		case a := <-answered: // an answer that arrived just in time still counts
+			res, err = a.res, a.err
+		default:
+			err = callCtx.Err()
+		}
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, ctx.Err())
+		case sessCtx.Err() != nil:
+			return exec.Result{}, fmt.Errorf("mcp %s/%s: the session ended during the call: %w", server, tool, ErrNotConnected)
+		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+			return exec.Result{}, fmt.Errorf("mcp %s/%s: no answer within %s: %w", server, tool, m.opts.CallTimeout, context.DeadlineExceeded)
+		case errors.Is(err, sdk.ErrConnectionClosed):
+			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w (%w)", server, tool, ErrNotConnected, s.mask(err))
+		default:
+			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, s.mask(err))
+		}
+	}
+	return FlattenResult(res), nil
+}
+
+// Compile-time check that the Manager is what the Executor needs.
+var _ exec.MCPCaller = (*Manager)(nil)

@@ -1,0 +1,280 @@
+// Package mcptest provides a scripted MCP server for tests: its tools can be added, removed and
+// redefined while clients are connected (go-sdk then announces notifications/tools/list_changed),
+// its calls are counted, and it serves streamable HTTP, SSE, or stdio through the scripted-mcp
+// command beside this file.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolSpec describes one scripted tool, in Go and in scripted-mcp's JSON tools file.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the tool's input schema; empty means {"type":"object"}.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	ReadOnly    bool            `json:"readOnly,omitempty"`
+	// What a call returns, in order of precedence: the value of the environment variable Env,
+	// the call's arguments as JSON (Echo), or Text.
+	Env  string `json:"env,omitempty"`
+	Echo bool   `json:"echo,omitempty"`
+	Text string `json:"text,omitempty"`
+	// IsError marks every result as a tool error.
+	IsError bool `json:"isError,omitempty"`
+	// DelayMS delays the answer, for calls that must still be running when something happens.
+	DelayMS int `json:"delayMs,omitempty"`
+}
+
+// Options tune a Scripted server.
+type Options struct {
+	// PageSize is the number of tools per tools/list page (the sdk's default when 0).
+	PageSize int
+	// Logger receives the sdk server's log (discarded when nil).
+	Logger *slog.Logger
+}
+
+// Scripted is an MCP server whose tools tests change at run time. It is safe for concurrent
+// use.
+type Scripted struct {
+	// Server is the underlying go-sdk server.
+	Server *sdk.Server
+	// OnCall, if set before the first call, is called with every tool call's name and raw
+	// arguments.
+	OnCall func(name string, args json.RawMessage)
+
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	specs    map[string]ToolSpec
+	calls    map[string]int
+	failList atomic.Bool
+	requests atomic.Int64
+}
+
+// NewScripted returns a scripted server offering tools.
+func NewScripted(tools ...ToolSpec) *Scripted { return New(Options{}, tools...) }
+
+// New returns a scripted server with options, offering tools.
+func New(opts Options, tools ...ToolSpec) *Scripted {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Scripted{specs: map[string]ToolSpec{}, calls: map[string]int{}, closed: make(chan struct{})}
+	s.Server = sdk.NewServer(&sdk.Implementation{Name: "scripted", Version: "test"}, &sdk.ServerOptions{
+		PageSize: opts.PageSize,
+		Logger:   logger,
+		// Advertise tools even while there are none, so an emptied list is still a list.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+	})
+	s.Server.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/list" && s.failList.Load() {
+				return nil, errors.New("scripted tools/list failure")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.Add(tools...)
+	return s
+}
+
+// Add adds tools, replacing any of the same name (a redefinition). Connected clients are sent
+// list_changed.
+func (s *Scripted) Add(tools ...ToolSpec) {
+	for _, spec := range tools {
+		schema := spec.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		t := &sdk.Tool{
+			Name:        spec.Name,
+			Description: spec.Description,
+			InputSchema: schema,
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: spec.ReadOnly},
+		}
+		s.mu.Lock()
+		s.specs[spec.Name] = spec
+		s.mu.Unlock()
+		s.Server.AddTool(t, s.handler(spec.Name))
+	}
+}
+
+// Redefine replaces the definition of a tool; it is Add, named for what the test means.
+func (s *Scripted) Redefine(spec ToolSpec) { s.Add(spec) }
+
+// Remove removes the named tools. Connected clients are sent list_changed.
+func (s *Scripted) Remove(names ...string) {
+	s.mu.Lock()
+	for _, n := range names {
+		delete(s.specs, n)
+	}
+	s.mu.Unlock()
+	s.Server.RemoveTools(names...)
+}
+
+// Replace makes tools the whole list: it removes the others and adds or redefines these.
+func (s *Scripted) Replace(tools ...ToolSpec) {
+	keep := map[string]bool{}
+	for _, t := range tools {
+		keep[t.Name] = true
+	}
+	var gone []string
+	for _, n := range s.Tools() {
+		if !keep[n] {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.Remove(gone...)
+	}
+	s.Add(tools...)
+}
+
+// Tools returns the names of the tools offered now, sorted.
+func (s *Scripted) Tools() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.specs))
+	for n := range s.specs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Calls returns how many times the named tool was called.
+func (s *Scripted) Calls(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[name]
+}
+
+// Close ends the delayed calls still running, so an HTTP test server can shut down at once.
+func (s *Scripted) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
+
+// FailList makes every tools/list fail with a JSON-RPC error while on is true.
+func (s *Scripted) FailList(on bool) { s.failList.Store(on) }
+
+// Requests returns how many HTTP requests the handlers received: zero proves a client never
+// dialled.
+func (s *Scripted) Requests() int64 { return s.requests.Load() }
+
+// Sessions returns the number of connected client sessions.
+func (s *Scripted) Sessions() int {
+	n := 0
+	for range s.Server.Sessions() {
+		n++
+	}
+	return n
+}
+
+// HTTPHandler serves the server over streamable HTTP. Each call returns a new handler that
+// keeps its own sessions: make one per test server, not one per request.
+func (s *Scripted) HTTPHandler() http.Handler {
+	return s.count(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, nil))
+}
+
+// SSEHandler serves the server over the older HTTP+SSE transport; like HTTPHandler, one per
+// test server.
+func (s *Scripted) SSEHandler() http.Handler {
+	return s.count(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.Server }, nil))
+}
+
+// RunStdio serves one client on stdin and stdout until it disconnects or ctx is done.
+func (s *Scripted) RunStdio(ctx context.Context) error {
+	return s.Server.Run(ctx, &sdk.StdioTransport{})
+}
+
+func (s *Scripted) count(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Scripted) handler(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		s.mu.Lock()
+		spec, ok := s.specs[name]
+		s.calls[name]++
+		onCall := s.OnCall
+		s.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("tool %q was removed", name)
+		}
+		args := req.Params.Arguments
+		if onCall != nil {
+			onCall(name, args)
+		}
+		if spec.DelayMS > 0 {
+			t := time.NewTimer(time.Duration(spec.DelayMS) * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-s.closed:
+				t.Stop()
+				return nil, errors.New("scripted server closed")
+			case <-t.C:
+			}
+		}
+		var text string
+		switch {
+		case spec.Env != "":
+			text = os.Getenv(spec.Env)
+		case spec.Echo:
+			text = string(args)
+			if text == "" {
+				text = "{}"
+			}
+		default:
+			text = spec.Text
+		}
+		return &sdk.CallToolResult{
+			Content: []sdk.Content{&sdk.TextContent{Text: text}},
+			IsError: spec.IsError,
+		}, nil
+	}
+}
+
+// LoadTools reads a JSON array of ToolSpec from path, scripted-mcp's tools file.
+func LoadTools(path string) ([]ToolSpec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var specs []ToolSpec
+	if err := json.Unmarshal(data, &specs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return specs, nil
+}
+
+// WriteTools writes specs to path as scripted-mcp's tools file, atomically, so a SIGHUP never
+// reads half a file.
+func WriteTools(path string, specs ...ToolSpec) error {
+	data, err := json.MarshalIndent(specs, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
