@@ -1,0 +1,115 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ValidName reports whether name can name a secret: 1 to 64 of A-Z a-z 0-9 _ . -, the names a
+// config's ${secret:NAME} can refer to.
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Set seals value under name, replacing any secret of that name. ErrLocked unless unlocked;
+// ErrInvalid for a bad name or a value over MaxSecretSize.
+func (v *Vault) Set(ctx context.Context, name string, value []byte) error {
+	if !ValidName(name) {
+		return fmt.Errorf("set secret: %w: a name is 1 to 64 of A-Z a-z 0-9 _ . -", ErrInvalid)
+	}
+	if len(value) > MaxSecretSize {
+		return fmt.Errorf("set secret %s: %w: the value is over %d bytes", name, ErrInvalid, MaxSecretSize)
+	}
+	nonce, ct, err := v.seal(value, secretAD(name))
+	if err != nil {
+		return err
+	}
+	now := v.now()
+	s := Secret{Name: name, Nonce: nonce, Ciphertext: ct, CreatedAt: now, UpdatedAt: now}
+	if err := v.store.PutSecret(ctx, s); err != nil {
+		return fmt.Errorf("set secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// Get opens the secret of that name into a new buffer the caller may zero. ErrLocked unless
+// unlocked; ErrNotFound if there is none; ErrTampered if it fails authentication.
+func (v *Vault) Get(ctx context.Context, name string) ([]byte, error) {
+	if v.Locked() {
+		return nil, ErrLocked
+	}
+	s, err := v.store.Secret(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("secret %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", name, err)
+	}
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.dek == nil {
+		return nil, ErrLocked
+	}
+	pt, err := open(v.dek, s.Nonce, s.Ciphertext, secretAD(name))
+	if errors.Is(err, errOpen) {
+		return nil, fmt.Errorf("secret %s: %w", name, ErrTampered)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", name, err)
+	}
+	return pt, nil
+}
+
+// Names lists the names of the stored secrets, sorted. ErrLocked unless unlocked.
+func (v *Vault) Names(ctx context.Context) ([]string, error) {
+	if v.Locked() {
+		return nil, ErrLocked
+	}
+	names, err := v.store.SecretNames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list secrets: %w", err)
+	}
+	return names, nil
+}
+
+// Delete removes a secret. ErrLocked unless unlocked; ErrNotFound if there is none.
+func (v *Vault) Delete(ctx context.Context, name string) error {
+	if v.Locked() {
+		return ErrLocked
+	}
+	if err := v.store.DeleteSecret(ctx, name); err != nil {
+		return fmt.Errorf("delete secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// Lookup returns a secret's value as a string for ${secret:NAME} expansion, and false while
+// locked or if it cannot be read for any reason.
+func (v *Vault) Lookup(name string) (string, bool) {
+	b, err := v.Get(context.Background(), name)
+	if err != nil {
+		return "", false
+	}
+	defer clear(b)
+	return string(b), true
+}
+
+// seal encrypts with the data key, under the read lock so Lock cannot zero it midway.
+func (v *Vault) seal(plaintext []byte, ad string) (nonce, ciphertext []byte, err error) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.dek == nil {
+		return nil, nil, ErrLocked
+	}
+	return seal(v.dek, plaintext, ad)
+}

@@ -1,0 +1,453 @@
+// Package vault seals Maven's secrets at rest (DESIGN.md rule 22, AUTH.md items 24–35).
+//
+// A random 256-bit data key encrypts each secret with AES-256-GCM, the secret's name in the
+// associated data. The data key itself is stored only wrapped, once per unlock method, in "key
+// slots": one per PRF-capable passkey (the key-encryption key is HKDF-SHA256 of the PRF output)
+// and one for a recovery code the daemon generates (stretched with Argon2id). The vault starts
+// locked; an unlock opens one slot and keeps the data key in memory until Lock.
+//
+// Every reason an unlock fails (wrong code, wrong or forged PRF output, unknown credential,
+// tampered slot) is the same ErrUnlockFailed, so a caller cannot tell them apart. No error
+// carries secret material.
+package vault
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Errors of the vault. Handlers map each to a status and a message fit for the owner.
+var (
+	// ErrLocked means the data key is not in memory: unlock first.
+	ErrLocked = errors.New("vault is locked")
+	// ErrNoVault means no vault has been created yet, so there is nothing to unlock.
+	ErrNoVault = errors.New("no vault has been created")
+	// ErrExists means Create found a vault already there.
+	ErrExists = errors.New("vault already exists")
+	// ErrNotFound means no secret or key slot has that name or credential.
+	ErrNotFound = errors.New("not found in the vault")
+	// ErrUnlockFailed is every failed unlock, whatever the reason, with one message.
+	ErrUnlockFailed = errors.New("unlock failed")
+	// ErrMalformedCode means the input is not a well-formed recovery code (wrong length, a
+	// character outside the alphabet, a failed check symbol): a typo, not a guess, so it costs
+	// no attempt. It matches ErrUnlockFailed too, for callers that do not care.
+	ErrMalformedCode = fmt.Errorf("%w: that is not a well-formed recovery code; check it for a typo", ErrUnlockFailed)
+	// ErrLastSlot means removing the slot would leave no way to unlock.
+	ErrLastSlot = errors.New("the last way to unlock the vault cannot be removed")
+	// ErrInvalid means an argument is malformed: a secret name, a value's size, a PRF length.
+	ErrInvalid = errors.New("invalid vault argument")
+	// ErrTampered means a stored secret failed authentication: its ciphertext, nonce or name
+	// was changed, or it was sealed under another data key.
+	ErrTampered = errors.New("sealed secret failed authentication")
+)
+
+// MaxSecretSize bounds a secret's value; tokens and passwords are far smaller.
+const MaxSecretSize = 64 << 10
+
+// Vault holds the data key while unlocked and seals and opens secrets with it. It is safe for
+// concurrent use.
+type Vault struct {
+	store Store
+	rpID  string
+	now   func() time.Time
+	kdf   argon2Params // for new recovery slots; tests lower it
+	// Each unlock method backs off on its own: anyone who reaches /unlock can guess recovery
+	// codes, but only the owner's authenticator can get a PRF attempt this far (the assertion
+	// is verified first), so guessing codes must not lock the owner's passkey out.
+	recoveryLimiter, prfLimiter *Limiter
+	// kdfTurn admits one key derivation at a time: an Argon2id run takes 64 MiB, and
+	// serializing attempts also stops parallel guesses from slipping past the limiters.
+	kdfTurn chan struct{}
+
+	mu  sync.RWMutex
+	dek []byte // nil while locked
+}
+
+// New returns a locked vault over store. rpID is the WebAuthn relying party ID that PRF slots
+// are bound to; now is the clock for timestamps and the attempt limiters.
+func New(store Store, rpID string, now func() time.Time) *Vault {
+	return &Vault{
+		store: store, rpID: rpID, now: now,
+		recoveryLimiter: NewLimiter(now), prfLimiter: NewLimiter(now),
+		kdf: defaultArgon2, kdfTurn: make(chan struct{}, 1),
+	}
+}
+
+// Exists reports whether a vault has been created (any key slot is stored).
+func (v *Vault) Exists(ctx context.Context) (bool, error) {
+	slots, err := v.store.Slots(ctx)
+	if err != nil {
+		return false, fmt.Errorf("vault: %w", err)
+	}
+	return len(slots) > 0, nil
+}
+
+// Locked reports whether the data key is absent from memory.
+func (v *Vault) Locked() bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.dek == nil
+}
+
+// Lock zeroes the data key and forgets it. Locking a locked vault does nothing.
+func (v *Vault) Lock() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	clear(v.dek)
+	v.dek = nil
+}
+
+// Create makes a new vault: a fresh data key and a recovery slot. It returns the recovery code,
+// to be shown once, and leaves the vault unlocked. ErrExists if there is a vault already.
+func (v *Vault) Create(ctx context.Context) (string, error) {
+	if ok, err := v.Exists(ctx); err != nil {
+		return "", err
+	} else if ok {
+		return "", ErrExists
+	}
+	dek := randomBytes(keySize)
+	code := newRecoveryCode()
+	defer clear(code)
+	slot, err := v.newRecoverySlot(ctx, dek, code)
+	if err == nil {
+		err = v.store.CreateVault(ctx, &slot)
+	}
+	if err != nil {
+		clear(dek)
+		if errors.Is(err, ErrExists) {
+			return "", ErrExists
+		}
+		return "", fmt.Errorf("create vault: %w", err)
+	}
+	v.install(dek)
+	return formatRecoveryCode(code), nil
+}
+
+// RegenerateRecovery replaces the recovery slot with one for a new code, which it returns to
+// be shown once; the old code stops working. ErrLocked unless unlocked.
+func (v *Vault) RegenerateRecovery(ctx context.Context) (string, error) {
+	dek, err := v.copyDEK()
+	if err != nil {
+		return "", err
+	}
+	defer clear(dek)
+	code := newRecoveryCode()
+	defer clear(code)
+	slot, err := v.newRecoverySlot(ctx, dek, code)
+	if err != nil {
+		return "", fmt.Errorf("regenerate recovery code: %w", err)
+	}
+	if err := v.store.ReplaceRecoverySlot(ctx, &slot); err != nil {
+		return "", fmt.Errorf("regenerate recovery code: %w", err)
+	}
+	return formatRecoveryCode(code), nil
+}
+
+// RecoveryUsed reports whether the current recovery code has unlocked the vault. It has then
+// been typed somewhere, so the owner should be led to regenerate it (AUTH.md item 33).
+func (v *Vault) RecoveryUsed(ctx context.Context) (bool, error) {
+	s, err := v.store.RecoverySlot(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("vault: %w", err)
+	}
+	return !s.LastUsedAt.IsZero(), nil
+}
+
+// NewPRFInput returns a fresh random 32-byte PRF input for a credential, to be evaluated by
+// the authenticator and then passed to AddPRFSlot with its output.
+func NewPRFInput() ([]byte, error) {
+	return randomBytes(prfSize), nil
+}
+
+// AddPRFSlot wraps the data key for one passkey, from the PRF output the authenticator gave
+// for prfInput. A slot the credential already had is replaced. ErrLocked unless unlocked;
+// ErrInvalid if an argument has the wrong length.
+func (v *Vault) AddPRFSlot(ctx context.Context, credentialID, prfInput, prfOutput []byte) error {
+	if len(credentialID) == 0 || len(credentialID) > 1023 || len(prfInput) != prfSize || len(prfOutput) != prfSize {
+		return fmt.Errorf("add passkey to vault: %w: want a credential ID and 32-byte PRF input and output", ErrInvalid)
+	}
+	dek, err := v.copyDEK()
+	if err != nil {
+		return err
+	}
+	defer clear(dek)
+	salt := randomBytes(saltSizePRF)
+	kek, err := prfKEK(prfOutput, salt, v.rpID, credentialID)
+	if err != nil {
+		return fmt.Errorf("add passkey to vault: %w", err)
+	}
+	defer clear(kek)
+	nonce, wrapped, err := seal(kek, dek, adWrapPRF+prfBinding(v.rpID, credentialID))
+	if err != nil {
+		return fmt.Errorf("add passkey to vault: %w", err)
+	}
+	s := Slot{
+		Kind: SlotPRF, CredentialID: bytesClone(credentialID), PRFInput: bytesClone(prfInput),
+		KDF: kdfHKDF, Salt: salt, Nonce: nonce, WrappedKey: wrapped, CreatedAt: v.now(),
+	}
+	if err := v.store.PutPRFSlot(ctx, &s); err != nil {
+		return fmt.Errorf("add passkey to vault: %w", err)
+	}
+	return nil
+}
+
+// RemoveSlot deletes the slot of a passkey, as when the passkey is removed. ErrNotFound if it
+// has none; ErrLastSlot if no other slot (another passkey's or the recovery code's) remains.
+// It needs no data key, so it works while locked.
+func (v *Vault) RemoveSlot(ctx context.Context, credentialID []byte) error {
+	if err := v.store.DeletePRFSlot(ctx, credentialID); err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLastSlot) {
+			return err
+		}
+		return fmt.Errorf("remove passkey from vault: %w", err)
+	}
+	return nil
+}
+
+// PRFInput returns the PRF input of a credential's slot, and false if it has none.
+func (v *Vault) PRFInput(ctx context.Context, credentialID []byte) ([]byte, bool, error) {
+	s, err := v.store.PRFSlot(ctx, credentialID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("vault: %w", err)
+	}
+	return s.PRFInput, true, nil
+}
+
+// PRFInputs returns the PRF input of every passkey that can unlock, keyed by the credential ID
+// in unpadded base64url: the shape of evalByCredential.
+func (v *Vault) PRFInputs(ctx context.Context) (map[string][]byte, error) {
+	slots, err := v.store.Slots(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	out := make(map[string][]byte)
+	for _, s := range slots {
+		if s.Kind == SlotPRF {
+			out[base64.RawURLEncoding.EncodeToString(s.CredentialID)] = s.PRFInput
+		}
+	}
+	return out, nil
+}
+
+// UnlockWithPRF opens the slot of credentialID with the PRF output of an assertion the caller
+// has already verified; the output is not covered by the signature, so this is the check that
+// it is genuine. Any failure is ErrUnlockFailed; ErrNoVault if there is no vault; a
+// *TooManyAttemptsError, untried, while PRF attempts back off (apart from recovery codes).
+func (v *Vault) UnlockWithPRF(ctx context.Context, credentialID, prfOutput []byte) error {
+	release, err := v.beginAttempt(ctx, v.prfLimiter)
+	if err != nil {
+		return err
+	}
+	defer release()
+	slot, err := v.store.PRFSlot(ctx, credentialID)
+	if errors.Is(err, ErrNotFound) {
+		return v.noSuchSlot(ctx, v.prfLimiter)
+	}
+	if err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	dek, err := v.openPRFSlot(slot, prfOutput)
+	return v.finishAttempt(ctx, v.prfLimiter, slot, dek, err)
+}
+
+// UnlockWithRecovery opens the recovery slot with a code as the owner typed it (case, spaces
+// and dashes do not matter). A wrong code is ErrUnlockFailed; a mistyped one ErrMalformedCode,
+// which costs no attempt; ErrNoVault if there is no vault; a *TooManyAttemptsError, untried,
+// while recovery attempts back off (apart from passkeys).
+func (v *Vault) UnlockWithRecovery(ctx context.Context, code string) error {
+	release, err := v.beginAttempt(ctx, v.recoveryLimiter)
+	if err != nil {
+		return err
+	}
+	defer release()
+	canon := normalizeRecoveryCode(code)
+	if canon == nil {
+		return ErrMalformedCode
+	}
+	defer clear(canon)
+	slot, err := v.store.RecoverySlot(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return v.noSuchSlot(ctx, v.recoveryLimiter)
+	}
+	if err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	dek, err := openRecoverySlot(slot, canon)
+	return v.finishAttempt(ctx, v.recoveryLimiter, slot, dek, err)
+}
+
+// MAC returns HMAC-SHA256 of msg under a key derived from the data key for purpose, so that
+// records stored in the clear (such as passkeys) can be checked after unlock (AUTH.md item
+// 35). ErrLocked unless unlocked.
+func (v *Vault) MAC(purpose string, msg []byte) ([]byte, error) {
+	dek, err := v.copyDEK()
+	if err != nil {
+		return nil, err
+	}
+	defer clear(dek)
+	key, err := hkdf.Key(sha256.New, dek, nil, infoMAC+purpose, keySize)
+	if err != nil {
+		return nil, fmt.Errorf("vault mac: %w", err)
+	}
+	defer clear(key)
+	h := hmac.New(sha256.New, key)
+	h.Write(msg)
+	return h.Sum(nil), nil
+}
+
+// VerifyMAC reports, in constant time, whether mac is MAC(purpose, msg). ErrLocked unless
+// unlocked.
+func (v *Vault) VerifyMAC(purpose string, msg, mac []byte) (bool, error) {
+	want, err := v.MAC(purpose, msg)
+	if err != nil {
+		return false, err
+	}
+	return hmac.Equal(want, mac), nil
+}
+
+// beginAttempt waits for the key-derivation turn, then asks the method's limiter. The
+// returned func gives the turn back.
+func (v *Vault) beginAttempt(ctx context.Context, l *Limiter) (func(), error) {
+	release, err := v.kdfWait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Check(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// kdfWait takes the key-derivation turn, or gives up when ctx ends.
+func (v *Vault) kdfWait(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case v.kdfTurn <- struct{}{}:
+		return func() { <-v.kdfTurn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// noSuchSlot answers an unlock that found no slot: ErrNoVault when there is no vault at all
+// (nothing to guess), otherwise a counted failure like any other.
+func (v *Vault) noSuchSlot(ctx context.Context, l *Limiter) error {
+	ok, err := v.Exists(ctx)
+	if err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	if !ok {
+		return ErrNoVault
+	}
+	l.Fail()
+	return ErrUnlockFailed
+}
+
+// finishAttempt turns the outcome of opening slot into the unlock's answer.
+func (v *Vault) finishAttempt(ctx context.Context, l *Limiter, slot Slot, dek []byte, err error) error {
+	if errors.Is(err, errOpen) {
+		l.Fail()
+		return ErrUnlockFailed
+	}
+	if err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	if err := v.store.MarkSlotUsed(ctx, slot.ID, v.now()); err != nil {
+		clear(dek)
+		return fmt.Errorf("unlock: %w", err)
+	}
+	v.install(dek)
+	l.Succeed()
+	return nil
+}
+
+func (v *Vault) openPRFSlot(s Slot, prfOutput []byte) ([]byte, error) {
+	if len(prfOutput) != prfSize || s.KDF != kdfHKDF {
+		return nil, errOpen
+	}
+	kek, err := prfKEK(prfOutput, s.Salt, v.rpID, s.CredentialID)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(kek)
+	return openDEK(kek, s, adWrapPRF+prfBinding(v.rpID, s.CredentialID))
+}
+
+func openRecoverySlot(s Slot, code []byte) ([]byte, error) {
+	p, err := parseArgon2(s.KDF)
+	if err != nil {
+		return nil, errOpen // an edited header is a tampered slot
+	}
+	kek := recoveryKEK(code, s.Salt, p)
+	defer clear(kek)
+	return openDEK(kek, s, adRecovery)
+}
+
+func openDEK(kek []byte, s Slot, ad string) ([]byte, error) {
+	dek, err := open(kek, s.Nonce, s.WrappedKey, ad)
+	if err != nil {
+		return nil, err
+	}
+	if len(dek) != keySize {
+		clear(dek)
+		return nil, errOpen
+	}
+	return dek, nil
+}
+
+// newRecoverySlot wraps dek under a key stretched from code with the vault's Argon2id
+// parameters, which it records in the slot header.
+func (v *Vault) newRecoverySlot(ctx context.Context, dek, code []byte) (Slot, error) {
+	release, err := v.kdfWait(ctx)
+	if err != nil {
+		return Slot{}, err
+	}
+	salt := randomBytes(saltSizeRec)
+	kek := recoveryKEK(code, salt, v.kdf)
+	release()
+	defer clear(kek)
+	nonce, wrapped, err := seal(kek, dek, adRecovery)
+	if err != nil {
+		return Slot{}, err
+	}
+	return Slot{
+		Kind: SlotRecovery, KDF: v.kdf.String(), Salt: salt, Nonce: nonce, WrappedKey: wrapped,
+		CreatedAt: v.now(),
+	}, nil
+}
+
+// install makes dek the data key in memory, zeroing any previous one.
+func (v *Vault) install(dek []byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	clear(v.dek)
+	v.dek = dek
+}
+
+// copyDEK returns a copy of the data key for work done outside the lock; the caller zeroes it.
+func (v *Vault) copyDEK() ([]byte, error) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.dek == nil {
+		return nil, ErrLocked
+	}
+	return bytesClone(v.dek), nil
+}
+
+func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }
