@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -143,6 +145,11 @@ func (s *ToolStore) ListTools(ctx context.Context, f allowlist.Filter) ([]allowl
 	return listTools(ctx, s.db, f)
 }
 
+// CountByState implements allowlist.Store.
+func (s *ToolStore) CountByState(ctx context.Context, f allowlist.Filter) (map[allowlist.State]int, error) {
+	return countByState(ctx, s.db, f)
+}
+
 // ListEvents implements allowlist.Store.
 func (s *ToolStore) ListEvents(ctx context.Context, toolID int64) ([]allowlist.Event, error) {
 	var rows []eventRow
@@ -242,9 +249,8 @@ func findTool(ctx context.Context, db bun.IDB, where string, args ...any) (allow
 	return r.tool()
 }
 
-func listTools(ctx context.Context, db bun.IDB, f allowlist.Filter) ([]allowlist.Tool, error) {
-	var rows []toolRow
-	q := db.NewSelect().Model(&rows).Order("id")
+// filterTools adds the WHERE clauses of f to q.
+func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	if f.Scope != "" {
 		q = q.Where("scope = ?", f.Scope)
 	}
@@ -253,6 +259,55 @@ func listTools(ctx context.Context, db bun.IDB, f allowlist.Filter) ([]allowlist
 	}
 	if len(f.States) > 0 {
 		q = q.Where("state IN (?)", bun.In(f.States))
+	}
+	if f.Query != "" {
+		pat := "%" + escapeLike(f.Query) + "%"
+		q = q.Where("(name LIKE ? ESCAPE '!' OR scope LIKE ? ESCAPE '!' OR cmd LIKE ? ESCAPE '!' OR description LIKE ? ESCAPE '!')", pat, pat, pat, pat)
+	}
+	return q
+}
+
+// escapeLike makes s match itself literally in a LIKE pattern with ESCAPE '!'.
+func escapeLike(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
+}
+
+// stateRank orders the states as OrderByState wants them.
+const stateRank = "CASE state WHEN 'proposed' THEN 0 WHEN 'enabled' THEN 1 WHEN 'disabled' THEN 2 ELSE 3 END"
+
+func countByState(ctx context.Context, db bun.IDB, f allowlist.Filter) (map[allowlist.State]int, error) {
+	var rows []struct {
+		State string `bun:"state"`
+		N     int    `bun:"n"`
+	}
+	q := filterTools(db.NewSelect().Model((*toolRow)(nil)).Column("state").ColumnExpr("count(*) AS n"), f)
+	if err := q.Group("state").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("count tools: %w", err)
+	}
+	out := make(map[allowlist.State]int, len(rows))
+	for _, r := range rows {
+		out[allowlist.State(r.State)] = r.N
+	}
+	return out, nil
+}
+
+func listTools(ctx context.Context, db bun.IDB, f allowlist.Filter) ([]allowlist.Tool, error) {
+	var rows []toolRow
+	q := filterTools(db.NewSelect().Model(&rows), f)
+	switch f.Order {
+	case allowlist.OrderByState:
+		q = q.OrderExpr(stateRank).Order("name")
+	default:
+		q = q.Order("id")
+	}
+	switch {
+	case f.Limit > 0:
+		q = q.Limit(int64(f.Limit))
+	case f.Offset > 0:
+		q = q.Limit(math.MaxInt64) // SQLite takes OFFSET only after a LIMIT
+	}
+	if f.Offset > 0 {
+		q = q.Offset(int64(f.Offset))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -19,6 +20,9 @@ import (
 type Service struct {
 	store Store
 	now   func() time.Time
+	// version counts committed updates, so readers can cache what they derive from the rows
+	// (the voice matcher) and rebuild only after a change.
+	version atomic.Uint64
 }
 
 // NewService returns a Service over store. now is the clock (time.Now in the daemon).
@@ -36,6 +40,11 @@ func (s *Service) List(ctx context.Context, filter Filter) ([]Tool, error) {
 	return s.store.ListTools(ctx, filter)
 }
 
+// CountByState counts the rows that match filter in each state.
+func (s *Service) CountByState(ctx context.Context, filter Filter) (map[State]int, error) {
+	return s.store.CountByState(ctx, filter)
+}
+
 // Events returns the audit trail of one row (all rows for 0), oldest first.
 func (s *Service) Events(ctx context.Context, toolID int64) ([]Event, error) {
 	return s.store.ListEvents(ctx, toolID)
@@ -44,8 +53,25 @@ func (s *Service) Events(ctx context.Context, toolID int64) ([]Event, error) {
 // Update runs fn with a Tx in one database transaction: either every change fn made and its
 // events are kept, or none.
 func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
-	return s.store.Update(ctx, func(st TxStore) error {
+	err := s.store.Update(ctx, func(st TxStore) error {
 		return fn(&Tx{st: st, now: s.now().UTC()})
+	})
+	s.version.Add(1) // even after an error: a cache rebuilt for nothing costs little
+	return err
+}
+
+// Version changes after every update; equal versions mean the rows have not changed.
+func (s *Service) Version() uint64 { return s.version.Load() }
+
+// Record appends an event that changes no row, such as a voice turn that ran or was refused
+// (the audit trail covers use as well as approval).
+func (s *Service) Record(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {
+	return s.store.Update(ctx, func(st TxStore) error {
+		tx := &Tx{st: st, now: s.now().UTC()}
+		if _, err := st.GetTool(ctx, toolID); err != nil {
+			return err
+		}
+		return tx.event(ctx, toolID, actor, action, detail)
 	})
 }
 

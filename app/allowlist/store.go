@@ -8,8 +8,12 @@ type Store interface {
 	Update(ctx context.Context, fn func(TxStore) error) error
 	// GetTool returns ErrNotFound if no row has that id.
 	GetTool(ctx context.Context, id int64) (Tool, error)
-	// ListTools returns the rows that match filter, ordered by id.
+	// ListTools returns the rows that match filter, ordered by id (or as filter.Order says),
+	// at most filter.Limit of them from filter.Offset on.
 	ListTools(ctx context.Context, filter Filter) ([]Tool, error)
+	// CountByState counts the rows that match filter (ignoring Limit, Offset and Order) in each
+	// state; states without rows are absent.
+	CountByState(ctx context.Context, filter Filter) (map[State]int, error)
 	// ListEvents returns the events of one row (all rows when toolID is 0), oldest first.
 	ListEvents(ctx context.Context, toolID int64) ([]Event, error)
 }
@@ -37,4 +41,24 @@ type Filter struct {
 	Scope  string
 	States []State
 	Source string
+	// Query keeps the rows whose name, scope (and so server), command (and so the MCP tool's
+	// own name) or description contains it, case-insensitively for ASCII letters. It is matched
+	// literally: % and _ are not wildcards.
+	Query string
+	// Order is the order of ListTools; the zero value is by id.
+	Order Order
+	// Limit caps how many rows ListTools returns (0: no cap); Offset skips that many first.
+	Limit, Offset int
 }
+
+// Order is a row order for ListTools.
+type Order int
+
+// The row orders.
+const (
+	// OrderByID lists rows oldest first.
+	OrderByID Order = iota
+	// OrderByState lists proposed rows first, then enabled, disabled and withdrawn, each group
+	// by name: what needs the owner's attention comes first.
+	OrderByState
+)

@@ -1,4 +1,6 @@
-// Package auth holds the owner's passkeys, sessions and step-up proofs.
+// Package auth holds the owner, their passkeys, one-time setup links, the WebAuthn ceremonies of
+// registration, sign-in and step-up, and the step-up grants those ceremonies leave behind. It
+// knows browser sessions only as opaque ids chosen by the web layer; cookies and HTTP stay there.
 package auth
 
 import (
@@ -39,6 +41,12 @@ func (p StepUp) Owner() string { return p.owner }
 
 // At is when the assertion was verified.
 func (p StepUp) At() time.Time { return p.at }
+
+// mint is the only way the daemon itself obtains a proof: Service.Redeem calls it for a grant
+// that a verified, user-verified assertion created.
+func mint(action Action, target int64, owner string, at time.Time) StepUp {
+	return StepUp{action: action, target: target, owner: owner, at: at}
+}
 
 // ForTest mints a proof for tests of other packages. It panics outside a test binary, so the
 // daemon itself can only obtain proofs from a verified assertion.

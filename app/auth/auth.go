@@ -1,0 +1,158 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+)
+
+// Errors of the auth package. Handlers map each to a status and a message fit for the owner;
+// the wrapped detail is for the log only.
+var (
+	ErrNoOwner          = errors.New("no owner has registered")
+	ErrPasskeyNotFound  = errors.New("passkey not found")
+	ErrDuplicatePasskey = errors.New("passkey already registered")
+	ErrLastPasskey      = errors.New("the only passkey cannot be removed")
+	ErrInvalidName      = errors.New("invalid passkey name")
+	ErrSetupLinkInvalid = errors.New("setup link is unknown, used or expired")
+	// ErrNoCeremony means no ceremony of that kind is pending for the session: it was never
+	// begun, already finished (a replay), or forgotten.
+	ErrNoCeremony = errors.New("no passkey ceremony pending for this session")
+	// ErrCeremonyExpired means the ceremony was begun too long ago.
+	ErrCeremonyExpired = errors.New("passkey ceremony expired")
+	// ErrVerificationFailed means the authenticator's response did not verify.
+	ErrVerificationFailed = errors.New("passkey verification failed")
+	// ErrUserNotVerified means this ceremony's authenticator data lacks the UV flag.
+	ErrUserNotVerified = errors.New("the authenticator did not verify the user")
+	// ErrCloneWarning means the signature counter did not increase: the passkey may be copied.
+	ErrCloneWarning = errors.New("passkey signature counter went backwards")
+	// ErrBackupEligibilityChanged means the BE flag differs from registration; the passkey has to
+	// be registered again.
+	ErrBackupEligibilityChanged = errors.New("passkey backup eligibility changed")
+	// ErrStepUpRequired means no fresh step-up grant covers the action.
+	ErrStepUpRequired = errors.New("a fresh step-up is required")
+	// ErrUnknownAction means a step-up was asked for an action that needs none or does not exist.
+	ErrUnknownAction = errors.New("unknown step-up action")
+	// ErrBadOrigin means a ceremony was begun from an origin that is not configured.
+	ErrBadOrigin = errors.New("origin is not one of the configured origins")
+)
+
+// Defaults for Config.
+const (
+	DefaultCeremonyTimeout = 3 * time.Minute
+	MaxCeremonyTimeout     = 5 * time.Minute
+	DefaultSetupLinkTTL    = 15 * time.Minute
+	DefaultStepUpWindow    = 5 * time.Minute
+	// maxPending bounds the ceremonies held in memory: sign-in can be begun by anyone who can
+	// reach the page.
+	maxPending = 1024
+)
+
+// Config configures the Service.
+type Config struct {
+	RPID          string   // WebAuthn relying party ID, a domain name
+	RPDisplayName string   // shown by authenticators ("Maven")
+	Origins       []string // exact origins the browser uses; the first one is used in setup links
+	// StepUpWindow is how long a step-up stays valid, from the assertion, never extended.
+	StepUpWindow time.Duration
+	// CeremonyTimeout bounds every ceremony, from begin to finish (at most MaxCeremonyTimeout).
+	CeremonyTimeout time.Duration
+	SetupLinkTTL    time.Duration
+	Now             func() time.Time // the clock; time.Now when nil
+	Logger          *slog.Logger
+}
+
+// Service runs the passkey ceremonies and holds, in memory, the ceremonies in progress and the
+// step-up grants. Keeping both here rather than in the browser session means no code outside
+// this package can forge, alter or replay them. Safe for concurrent use.
+type Service struct {
+	store Store
+	wa    *webauthn.WebAuthn
+	cfg   Config
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[pendingKey]ceremony
+	grants  map[string][]grant   // by session id
+	setups  map[string]time.Time // session id → until when its redeemed setup link lets it register
+}
+
+// New returns a Service over store. The WebAuthn relying party is built once here, with
+// ceremony timeouts enforced.
+func New(store Store, cfg Config) (*Service, error) {
+	if cfg.RPDisplayName == "" {
+		cfg.RPDisplayName = "Maven"
+	}
+	if cfg.StepUpWindow <= 0 {
+		cfg.StepUpWindow = DefaultStepUpWindow
+	}
+	if cfg.CeremonyTimeout <= 0 {
+		cfg.CeremonyTimeout = DefaultCeremonyTimeout
+	}
+	cfg.CeremonyTimeout = min(cfg.CeremonyTimeout, MaxCeremonyTimeout)
+	if cfg.SetupLinkTTL <= 0 {
+		cfg.SetupLinkTTL = DefaultSetupLinkTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Origins) == 0 {
+		return nil, errors.New("auth: at least one origin is required")
+	}
+	timeout := webauthn.TimeoutConfig{Enforce: true, Timeout: cfg.CeremonyTimeout, TimeoutUVD: cfg.CeremonyTimeout}
+	wa, err := webauthn.New(&webauthn.Config{
+		RPID:                  cfg.RPID,
+		RPDisplayName:         cfg.RPDisplayName,
+		RPOrigins:             slices.Clone(cfg.Origins),
+		AttestationPreference: protocol.PreferNoAttestation,
+		AuthenticatorSelection: protocol.AuthenticatorSelection{
+			ResidentKey:        protocol.ResidentKeyRequirementRequired,
+			RequireResidentKey: protocol.ResidentKeyRequired(),
+			UserVerification:   protocol.VerificationRequired,
+		},
+		Timeouts: webauthn.TimeoutsConfig{Login: timeout, Registration: timeout},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("auth: webauthn config: %w", err)
+	}
+	return &Service{
+		store: store, wa: wa, cfg: cfg, now: cfg.Now, log: cfg.Logger,
+		pending: map[pendingKey]ceremony{},
+		grants:  map[string][]grant{},
+		setups:  map[string]time.Time{},
+	}, nil
+}
+
+// StepUpWindow is how long a step-up stays valid.
+func (s *Service) StepUpWindow() time.Duration { return s.cfg.StepUpWindow }
+
+// checkOrigin returns origin if it is configured; a ceremony is then bound to it alone.
+func (s *Service) checkOrigin(origin string) (string, error) {
+	if !slices.Contains(s.cfg.Origins, origin) {
+		return "", fmt.Errorf("%w: %q", ErrBadOrigin, origin)
+	}
+	return origin, nil
+}
+
+// errUnreadable is the answer to a finish whose response the web layer could not parse: the
+// ceremony is consumed all the same.
+var errUnreadable = fmt.Errorf("%w: unreadable response", ErrVerificationFailed)
+
+// verificationError wraps a go-webauthn error, keeping its developer detail for the log.
+func verificationError(step string, err error) error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.DevInfo != "" {
+		return fmt.Errorf("%w: %s: %w (%s)", ErrVerificationFailed, step, err, pe.DevInfo)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrVerificationFailed, step, err)
+}

@@ -1,0 +1,174 @@
+package auth
+
+import (
+	"time"
+
+	"github.com/go-webauthn/webauthn/webauthn"
+)
+
+// ceremonyKind says which ceremony a pending entry belongs to; a session has at most one of
+// each kind in progress, and beginning another replaces it.
+type ceremonyKind string
+
+const (
+	kindRegister ceremonyKind = "register"
+	kindLogin    ceremonyKind = "login"
+	kindStepUp   ceremonyKind = "step-up"
+)
+
+// registrationPurpose says why a registration was allowed to begin.
+type registrationPurpose string
+
+const (
+	purposeSetup registrationPurpose = "setup" // a redeemed setup link
+	purposeAdd   registrationPurpose = "add"   // a step-up by the signed-in owner
+)
+
+type pendingKey struct {
+	sid  string
+	kind ceremonyKind
+}
+
+// ceremony is a begun ceremony: the go-webauthn SessionData, never sent to the browser, and
+// what the ceremony was begun for.
+type ceremony struct {
+	data    webauthn.SessionData
+	expires time.Time
+	purpose registrationPurpose // registrations only
+	action  Action              // step-ups only
+	target  int64               // step-ups only
+}
+
+// grant is what a verified step-up leaves behind for its session: permission for one action on
+// one target until at+window.
+type grant struct {
+	action Action
+	target int64
+	owner  string
+	at     time.Time
+}
+
+// putPending stores c for the session, replacing a ceremony of the same kind. When the table is
+// full, expired entries go first, then the one closest to expiry: a flood of anonymous sign-in
+// attempts can then only cost the oldest of them, never memory.
+func (s *Service) putPending(sid string, kind ceremonyKind, c ceremony) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := pendingKey{sid, kind}
+	if _, ok := s.pending[key]; !ok && len(s.pending) >= maxPending {
+		now := s.now()
+		for k, p := range s.pending {
+			if now.After(p.expires) {
+				delete(s.pending, k)
+			}
+		}
+		if len(s.pending) >= maxPending {
+			var oldest pendingKey
+			var first time.Time
+			for k, p := range s.pending {
+				if first.IsZero() || p.expires.Before(first) {
+					oldest, first = k, p.expires
+				}
+			}
+			delete(s.pending, oldest)
+		}
+	}
+	s.pending[key] = c
+}
+
+// takePending removes and returns the session's ceremony of that kind: a ceremony is consumed
+// by its first finish, whether that succeeds or fails, so a replay finds nothing.
+func (s *Service) takePending(sid string, kind ceremonyKind) (ceremony, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := pendingKey{sid, kind}
+	c, ok := s.pending[key]
+	if !ok || sid == "" {
+		return ceremony{}, ErrNoCeremony
+	}
+	delete(s.pending, key)
+	if s.now().After(c.expires) {
+		return ceremony{}, ErrCeremonyExpired
+	}
+	return c, nil
+}
+
+// addGrant records a verified step-up for the session, replacing an older grant for the same
+// action and target.
+func (s *Service) addGrant(sid string, g grant) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.grants[sid][:0]
+	for _, old := range s.grants[sid] {
+		if old.action != g.action || old.target != g.target {
+			kept = append(kept, old)
+		}
+	}
+	s.grants[sid] = append(kept, g)
+}
+
+// fresh reports whether g is still within the window at now. A grant from the future (the clock
+// stepped back) is not fresh either.
+func (s *Service) fresh(g grant, now time.Time) bool {
+	return !now.Before(g.at) && now.Sub(g.at) < s.cfg.StepUpWindow
+}
+
+// HasStepUp reports whether the session holds a fresh grant for action on target, without
+// spending it. Pages use it to say whether a button will ask for the passkey.
+func (s *Service) HasStepUp(sid string, action Action, target int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, g := range s.grants[sid] {
+		if g.action == action && g.target == target && s.fresh(g, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redeem spends the session's grant for action on target and returns the proof the action
+// needs. It fails with ErrStepUpRequired if there is none, or it is older than the step-up
+// window (measured from the assertion, never extended). A grant is spent once: the next action
+// asks for the passkey again.
+func (s *Service) Redeem(sid string, action Action, target int64) (StepUp, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	gs := s.grants[sid]
+	for i, g := range gs {
+		if g.action != action || g.target != target {
+			continue
+		}
+		s.grants[sid] = append(gs[:i:i], gs[i+1:]...)
+		if len(s.grants[sid]) == 0 {
+			delete(s.grants, sid)
+		}
+		if !s.fresh(g, now) {
+			return StepUp{}, ErrStepUpRequired
+		}
+		return mint(g.action, g.target, g.owner, g.at), nil
+	}
+	return StepUp{}, ErrStepUpRequired
+}
+
+// EndSession forgets everything held for a session: its ceremonies in progress, its step-up
+// grants and its redeemed setup link. The web layer calls it on sign-out and whenever it
+// replaces a session id.
+func (s *Service) EndSession(sid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range []ceremonyKind{kindRegister, kindLogin, kindStepUp} {
+		delete(s.pending, pendingKey{sid, k})
+	}
+	delete(s.grants, sid)
+	delete(s.setups, sid)
+}
+
+// ForgetStepUps drops every session's step-up grants. Locking the daemon calls it: a step-up
+// never outlives a lock.
+func (s *Service) ForgetStepUps() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.grants)
+}

@@ -1,0 +1,296 @@
+// Maven's browser glue: the WebAuthn ceremonies (register, sign in, step-up) and the step-up
+// prompt that htmx raises. The Content-Security-Policy forbids inline script and eval, so all of
+// the page's behaviour lives here, loaded with <script defer>; htmx is configured by the
+// <meta name="htmx-config"> in the layout.
+(function () {
+  'use strict';
+
+  // ---- base64url ---------------------------------------------------------------------------
+
+  function toB64u(buf) {
+    const bytes = buf instanceof ArrayBuffer ? new Uint8Array(buf)
+      : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    let s = '';
+    for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+    return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+
+  function fromB64u(str) {
+    const s = str.replace(/-/g, '+').replace(/_/g, '/');
+    const bin = atob(s + '='.repeat((4 - (s.length % 4)) % 4));
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out.buffer;
+  }
+
+  // ---- options from the server, credentials back to it --------------------------------------
+
+  function withIds(list) {
+    return (list || []).map((c) => Object.assign({}, c, { id: fromB64u(c.id) }));
+  }
+
+  function creationOptions(server) {
+    const pk = Object.assign({}, server.publicKey);
+    pk.challenge = fromB64u(pk.challenge);
+    pk.user = Object.assign({}, pk.user, { id: fromB64u(pk.user.id) });
+    pk.excludeCredentials = withIds(pk.excludeCredentials);
+    return pk;
+  }
+
+  function requestOptions(server) {
+    const pk = Object.assign({}, server.publicKey);
+    pk.challenge = fromB64u(pk.challenge);
+    pk.allowCredentials = withIds(pk.allowCredentials);
+    return pk;
+  }
+
+  // Binary values (PRF outputs, if any) become base64url; nothing here is ever logged.
+  function jsonable(v) {
+    if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return toB64u(v);
+    if (Array.isArray(v)) return v.map(jsonable);
+    if (v && typeof v === 'object') {
+      const o = {};
+      for (const k of Object.keys(v)) o[k] = jsonable(v[k]);
+      return o;
+    }
+    return v;
+  }
+
+  function extensionResults(cred) {
+    return jsonable(cred.getClientExtensionResults ? cred.getClientExtensionResults() : {});
+  }
+
+  function attestationJSON(cred) {
+    const r = cred.response;
+    return {
+      id: cred.id,
+      rawId: toB64u(cred.rawId),
+      type: cred.type,
+      authenticatorAttachment: cred.authenticatorAttachment || undefined,
+      response: {
+        clientDataJSON: toB64u(r.clientDataJSON),
+        attestationObject: toB64u(r.attestationObject),
+        transports: r.getTransports ? r.getTransports() : [],
+      },
+      clientExtensionResults: extensionResults(cred),
+    };
+  }
+
+  function assertionJSON(cred) {
+    const r = cred.response;
+    return {
+      id: cred.id,
+      rawId: toB64u(cred.rawId),
+      type: cred.type,
+      authenticatorAttachment: cred.authenticatorAttachment || undefined,
+      response: {
+        clientDataJSON: toB64u(r.clientDataJSON),
+        authenticatorData: toB64u(r.authenticatorData),
+        signature: toB64u(r.signature),
+        userHandle: r.userHandle ? toB64u(r.userHandle) : undefined,
+      },
+      clientExtensionResults: extensionResults(cred),
+    };
+  }
+
+  // ---- talking to Maven ----------------------------------------------------------------------
+
+  // Failure carries a message written for the owner (the server's, or one of ours).
+  class Failure extends Error {}
+
+  async function post(url, body) {
+    const res = await fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(body || {}),
+    });
+    let data = {};
+    try {
+      data = await res.json();
+    } catch (_) {
+      data = {};
+    }
+    if (res.status === 401 && data.redirect) {
+      window.location.assign(data.redirect);
+      throw new Failure('Your session ended. Please sign in again.');
+    }
+    return { ok: res.ok, status: res.status, data: data };
+  }
+
+  function failure(res) {
+    return new Failure(res.data.error || 'Maven answered ' + res.status + '. Please try again.');
+  }
+
+  function friendly(err) {
+    if (err instanceof Failure) return err.message;
+    switch (err && err.name) {
+      case 'NotAllowedError':
+        return 'The passkey prompt was cancelled, timed out, or could not verify you.';
+      case 'InvalidStateError':
+        return 'This authenticator already holds a passkey for Maven.';
+      case 'SecurityError':
+        return 'The browser refused: this address is not one of Maven’s configured origins.';
+      case 'NotSupportedError':
+        return 'This browser or authenticator cannot use a passkey here.';
+    }
+    return 'The passkey step failed. Please try again.';
+  }
+
+  function flash(message, kind) {
+    const area = document.getElementById('flash');
+    if (!area) return;
+    area.replaceChildren();
+    if (!message) return;
+    const p = document.createElement('p');
+    p.className = 'flash ' + (kind || 'info');
+    p.textContent = message;
+    area.appendChild(p);
+  }
+
+  function requirePasskeys() {
+    if (!window.PublicKeyCredential || !navigator.credentials) {
+      throw new Failure('This browser does not support passkeys.');
+    }
+  }
+
+  // ---- ceremonies ----------------------------------------------------------------------------
+
+  // Registration asks for PRF support (the vault unlocks with it). Some authenticators fail
+  // outright when PRF is requested; then try once more without it: that passkey signs in but
+  // cannot unlock. The server's ceremony is the same for both attempts.
+  async function createCredential(serverOptions) {
+    const pk = creationOptions(serverOptions);
+    try {
+      return await navigator.credentials.create({ publicKey: pk });
+    } catch (err) {
+      const askedPRF = pk.extensions && pk.extensions.prf;
+      if (!askedPRF || err.name === 'InvalidStateError' || err.name === 'AbortError') throw err;
+      const extensions = Object.assign({}, pk.extensions);
+      delete extensions.prf;
+      return await navigator.credentials.create({ publicKey: Object.assign({}, pk, { extensions: extensions }) });
+    }
+  }
+
+  function passkeyName() {
+    const input = document.getElementById('passkey-name');
+    return input ? input.value : '';
+  }
+
+  async function register(beginURL, finishURL, beginBody) {
+    requirePasskeys();
+    const begin = await withStepUp(() => post(beginURL, beginBody));
+    if (!begin.ok) throw failure(begin);
+    const cred = await createCredential(begin.data.options);
+    const finish = await post(finishURL, { name: passkeyName(), credential: attestationJSON(cred) });
+    if (!finish.ok) throw failure(finish);
+    return finish.data;
+  }
+
+  async function login() {
+    requirePasskeys();
+    const begin = await post('/login/begin');
+    if (!begin.ok) throw failure(begin);
+    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
+    const finish = await post('/login/finish', { credential: assertionJSON(cred) });
+    if (!finish.ok) throw failure(finish);
+    return finish.data;
+  }
+
+  // stepUp proves, with a user-verified assertion, that the owner wants action on id right now.
+  async function stepUp(action, id) {
+    requirePasskeys();
+    const begin = await post('/step-up/begin', { action: action, id: id });
+    if (!begin.ok) throw failure(begin);
+    if (begin.data.prompt) flash(begin.data.prompt, 'info');
+    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
+    const finish = await post('/step-up/finish', { credential: assertionJSON(cred) });
+    if (!finish.ok) throw failure(finish);
+    flash('');
+  }
+
+  // withStepUp runs request; if Maven answers that it needs a fresh step-up, it performs one and
+  // runs request once more.
+  async function withStepUp(request) {
+    let res = await request();
+    if (res.status === 403 && res.data.step_up) {
+      await stepUp(res.data.step_up.action, res.data.step_up.id);
+      res = await request();
+    }
+    return res;
+  }
+
+  // ---- wiring --------------------------------------------------------------------------------
+
+  // An htmx action that needs a step-up (Enable, Remove) gets a 403 whose HX-Trigger header
+  // raises this event on the element that asked. Do the step-up, then ask again once.
+  document.addEventListener('maven:step-up', async function (event) {
+    const elt = event.target;
+    const detail = event.detail || {};
+    if (!(elt instanceof Element) || !window.htmx) return;
+    if (elt.dataset.stepUpRetry === '1') {
+      flash('Maven asked for your passkey again. Please try once more.', 'error');
+      return;
+    }
+    try {
+      await stepUp(detail.action, detail.id);
+    } catch (err) {
+      flash(friendly(err), 'error');
+      return;
+    }
+    elt.dataset.stepUpRetry = '1';
+    try {
+      await window.htmx.ajax('POST', elt.getAttribute('hx-post'), {
+        source: elt,
+        target: elt.getAttribute('hx-target') || elt,
+        swap: elt.getAttribute('hx-swap') || 'outerHTML',
+      });
+    } finally {
+      delete elt.dataset.stepUpRetry;
+    }
+  });
+
+  // A new action clears the last message; the servers card polling does not.
+  document.addEventListener('htmx:beforeRequest', function (event) {
+    const elt = event.detail && event.detail.elt;
+    if (elt instanceof Element && !elt.closest('#mcp-servers')) flash('');
+  });
+
+  document.addEventListener('htmx:sendError', function () {
+    flash('Maven cannot be reached. Is it still running?', 'error');
+  });
+
+  document.addEventListener('click', async function (event) {
+    const button = event.target instanceof Element ? event.target.closest('button[data-action]') : null;
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    button.disabled = true;
+    try {
+      switch (button.dataset.action) {
+        case 'register': {
+          flash('Follow your device’s prompt to create the passkey.', 'info');
+          const done = await register('/setup/begin', '/setup/finish', { token: button.dataset.token || '' });
+          window.location.assign(done.redirect || '/tools');
+          break;
+        }
+        case 'login': {
+          const done = await login();
+          window.location.assign(done.redirect || '/tools');
+          break;
+        }
+        case 'add-passkey': {
+          await register('/passkeys/add/begin', '/passkeys/add/finish', {});
+          const input = document.getElementById('passkey-name');
+          if (input) input.value = '';
+          await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
+          flash('Passkey added.', 'info');
+          break;
+        }
+      }
+    } catch (err) {
+      flash(friendly(err), 'error');
+    } finally {
+      button.disabled = false;
+    }
+  });
+})();

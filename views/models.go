@@ -1,0 +1,165 @@
+package views
+
+// Page is what every full page carries for the layout.
+type Page struct {
+	Title    string
+	SignedIn bool
+	Nav      string // the current section: "tools" or "passkeys"
+}
+
+// Segment is a run of text, or one hidden character spelled out as its code point.
+type Segment struct {
+	Text   string
+	Hidden bool
+	Why    string // what the hidden character is, for its tooltip
+}
+
+// Text is text from outside Maven, split so hidden characters show (see app/reveal).
+type Text []Segment
+
+// ToolsPage is the /tools page.
+type ToolsPage struct {
+	Page
+	List    ToolList
+	Servers ServersCard
+}
+
+// ToolList is the searchable, paginated list of allowlist rows; the search box swaps it.
+type ToolList struct {
+	Query  string
+	Counts []StateCount // every state, proposed first, counting the rows that match Query
+	Groups []ToolGroup  // this page's rows, grouped by state
+	Total  int          // rows that match Query
+	Pager  Pager
+	Empty  string // what to say when no row matches
+}
+
+// StateCount is how many matching rows are in one state.
+type StateCount struct {
+	State string
+	Label string
+	Count int
+}
+
+// ToolGroup is the rows of one state on this page.
+type ToolGroup struct {
+	State string
+	Label string
+	Count int // rows in this state overall (all pages)
+	Rows  []ToolRow
+}
+
+// Pager links the pages of a list; an empty URL means there is no such page.
+type Pager struct {
+	Page, Pages int
+	From, To    int // the 1-based positions of the first and last row shown
+	PrevURL     string
+	NextURL     string
+}
+
+// ToolRow is one allowlist row.
+type ToolRow struct {
+	ID          int64
+	Name        string // as stored, for data-tool-name
+	NameText    Text
+	RemoteName  Text   // the MCP tool's own name, when it differs from Name
+	Command     Text   // a local command's argv as a command line
+	Where       string // "Local command" or "MCP server …"
+	State       string
+	StateLabel  string
+	Destructive bool
+	ReadOnly    bool
+	Description Text
+	Schema      Text // the input schema, indented
+	HasSchema   bool
+	Provenance  Text
+	Diff        []FieldDiff // what changed since the owner approved the row
+	RenameOf    Text
+	Invisible   bool // name, description or schema hold hidden characters
+	Mixed       bool // the name mixes writing systems
+	CanEnable   bool
+	CanDisable  bool
+	EnabledAt   string
+	UpdatedAt   string
+}
+
+// FieldDiff is one field of a redefined tool, as approved and as declared now.
+type FieldDiff struct {
+	Field string
+	Old   Text
+	New   Text
+	Block bool // show preformatted (schemas)
+}
+
+// ServersCard is the "MCP servers" card.
+type ServersCard struct {
+	Poll    bool // refresh itself every few seconds
+	Servers []ServerRow
+}
+
+// ServerRow is one MCP server's status.
+type ServerRow struct {
+	Name       string
+	Transport  string
+	Target     string
+	State      string
+	StateLabel string
+	Trouble    bool   // the state is one the owner may want to act on
+	LastError  Text   // written by the far end: hidden characters spelled out
+	Since      string // relative ("3 minutes ago")
+	SinceISO   string
+	Tools      int
+	Trust      string
+	TrustText  string
+}
+
+// PasskeysPage is the /passkeys page.
+type PasskeysPage struct {
+	Page
+	List PasskeyList
+}
+
+// PasskeyList is the owner's passkeys; rename and remove swap it.
+type PasskeyList struct {
+	Passkeys  []PasskeyRow
+	CanRemove bool // false when only one is left
+}
+
+// PasskeyRow is one passkey.
+type PasskeyRow struct {
+	ID          int64
+	Name        string
+	Created     string
+	CreatedISO  string
+	LastUsed    string // "never" when unused since registration
+	LastUsedISO string
+	CanUnlock   bool
+	Unlock      string // "can unlock" or "can sign in, cannot unlock"
+	Current     bool   // this session signed in with it
+}
+
+// SetupPage is /setup.
+type SetupPage struct {
+	Page
+	Token  string
+	Usable bool // the token is an unused, unexpired setup link
+}
+
+// LoginPage is /login.
+type LoginPage struct {
+	Page
+	HasPasskeys bool
+}
+
+// ErrorPage is a full-page error.
+type ErrorPage struct {
+	Page
+	Status  int
+	Message string
+}
+
+// Flash is a short message shown in the page's status area.
+type Flash struct {
+	Kind    string // "error" or "info"
+	Message string
+}
