@@ -1,0 +1,94 @@
+package voice
+
+import (
+	"container/list"
+	"sync"
+	"time"
+)
+
+// pending is a confirm turn waiting for its answer. It is bound to the row, the arguments and
+// the fingerprint the owner heard read back (DESIGN.md rule 18).
+type pending struct {
+	conversation string
+	toolID       int64
+	fingerprint  string
+	updatedAt    time.Time // any change to the row since the question voids the confirm
+	args         map[string]any
+	argsKey      string // canonical form of args, so nothing can swap them in between
+	expires      time.Time
+}
+
+// conversations holds pending confirms in memory, bounded in both time and count: a flood of
+// conversation ids evicts the oldest instead of growing without bound.
+type conversations struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *pending, oldest first
+	byID  map[string]*list.Element
+}
+
+func newConversations(max int) *conversations {
+	return &conversations{max: max, order: list.New(), byID: make(map[string]*list.Element)}
+}
+
+// put replaces any pending confirm of p's conversation.
+func (c *conversations) put(p *pending) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[p.conversation]; ok {
+		c.order.Remove(el)
+	}
+	c.byID[p.conversation] = c.order.PushBack(p)
+	for c.order.Len() > c.max {
+		oldest := c.order.Front()
+		c.order.Remove(oldest)
+		delete(c.byID, oldest.Value.(*pending).conversation)
+	}
+}
+
+// take removes and returns the pending confirm of a conversation: an answer is used once,
+// whatever it says. Entries expired long ago are dropped on the way.
+func (c *conversations) take(conversation string, now time.Time) (*pending, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pruneLocked(now)
+	el, ok := c.byID[conversation]
+	if !ok {
+		return nil, false
+	}
+	c.order.Remove(el)
+	delete(c.byID, conversation)
+	return el.Value.(*pending), true
+}
+
+// pruneLocked drops entries that expired more than graceAfterExpiry ago. They are kept a little
+// past expiry so a late "yes" hears that it was too late instead of "I don't know that".
+func (c *conversations) pruneLocked(now time.Time) {
+	for el := c.order.Front(); el != nil; {
+		p := el.Value.(*pending)
+		if now.Sub(p.expires) < graceAfterExpiry {
+			// put appends, and every entry lives equally long, so the rest are newer.
+			return
+		}
+		next := el.Next()
+		c.order.Remove(el)
+		delete(c.byID, p.conversation)
+		el = next
+	}
+}
+
+// clear forgets every pending confirm (on lock).
+func (c *conversations) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	c.byID = make(map[string]*list.Element)
+}
+
+func (c *conversations) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+const graceAfterExpiry = 10 * time.Minute

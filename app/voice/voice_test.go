@@ -1,0 +1,351 @@
+package voice_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/exec"
+	"maven/app/mcp"
+	"maven/app/voice"
+	"maven/db"
+)
+
+// fakeRunner records every run instead of running anything.
+type fakeRunner struct {
+	mu    sync.Mutex
+	calls []string
+	err   error
+	res   exec.Result
+}
+
+func (f *fakeRunner) Exec(_ context.Context, row allowlist.Tool, args map[string]any) (exec.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, _ := json.Marshal(args)
+	f.calls = append(f.calls, row.Name+" "+string(b))
+	if f.err != nil {
+		return exec.Result{}, f.err
+	}
+	if f.res.Output != "" || f.res.IsError {
+		return f.res, nil
+	}
+	return exec.Result{Output: "ran " + row.Name + " " + string(b)}, nil
+}
+
+func (f *fakeRunner) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+// allowBinder applies rule 15 with a fixed allow_tools list, as the MCP manager does.
+type allowBinder map[string]bool
+
+func (a allowBinder) BindPositional(row allowlist.Tool, tail string) (map[string]any, error) {
+	return mcp.BindPositional(row, a[row.RemoteName()], tail)
+}
+
+type lockFlag struct{ locked bool }
+
+func (l *lockFlag) Locked() bool { return l.locked }
+
+type world struct {
+	svc    *allowlist.Service
+	voice  *voice.Service
+	runner *fakeRunner
+	lock   *lockFlag
+	clock  *time.Time
+	ids    map[string]int64
+}
+
+const (
+	stringSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
+	undescribed  = `{"type":"object","properties":{},"required":["id"]}`
+	noArgs       = `{"type":"object"}`
+)
+
+func newWorld(t testing.TB) *world {
+	t.Helper()
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	w := &world{svc: allowlist.NewService(db.NewToolStore(bdb), func() time.Time { return now }),
+		runner: &fakeRunner{}, lock: &lockFlag{}, clock: &now, ids: map[string]int64{}}
+	add := func(server, tool, schema string, readOnly bool) {
+		p := allowlist.Proposal{Name: server + "_" + tool, Cmd: []string{"mcp", server, tool}, Scope: allowlist.MCPScope(server),
+			ReadOnly: readOnly, Destructive: !readOnly, InputSchema: json.RawMessage(schema), Fingerprint: "sha256:" + tool,
+			Declared: "{}", Source: allowlist.SourceDiscovery}
+		w.enable(t, p)
+	}
+	add("vikunja", "search_tasks", stringSchema, true)
+	add("vikunja", "list_tasks", noArgs, true)
+	add("todoist", "list_tasks", noArgs, true)
+	add("vikunja", "delete_task", stringSchema, false)
+	add("vikunja", "archive_all", noArgs, false)
+	add("vikunja", "find_project", stringSchema, true) // read-only but not in allow_tools
+	add("vikunja", "get_task", undescribed, true)
+	w.enable(t, allowlist.Proposal{Name: "restart_router", Cmd: []string{"/usr/local/bin/restart-router"}, Scope: allowlist.ScopeLocal})
+	w.voice = voice.New(w.svc, allowBinder{"search_tasks": true, "delete_task": true, "get_task": true}, w.runner, w.lock,
+		voice.Options{UnlockURL: "https://maven.example/unlock", Now: func() time.Time { return *w.clock }})
+	return w
+}
+
+func (w *world) enable(t testing.TB, p allowlist.Proposal) {
+	t.Helper()
+	ctx := context.Background()
+	row, _, err := w.svc.ProposeTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.svc.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+		t.Fatal(err)
+	}
+	w.ids[row.Name] = row.ID
+}
+
+func TestOutcomes(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		turns     []string
+		locked    bool
+		runErr    error
+		isError   bool
+		want      voice.Outcome
+		speech    string
+		wantCalls int
+	}{
+		{name: "read-only tool with a spoken argument", turns: []string{"search tasks buy milk"}, want: voice.OutcomeRan, speech: `{"query":"buy milk"}`, wantCalls: 1},
+		{name: "read-only tool without arguments", turns: []string{"vikunja list tasks"}, want: voice.OutcomeRan, wantCalls: 1},
+		{name: "destructive tool asks first", turns: []string{"archive all"}, want: voice.OutcomeConfirm, speech: "Run archive all on vikunja? Say yes"},
+		{name: "yes runs it", turns: []string{"archive all", "yes"}, want: voice.OutcomeRan, speech: "ran vikunja_archive_all", wantCalls: 1},
+		{name: "a mutating tool never gets a spoken argument", turns: []string{"delete task 42"}, want: voice.OutcomeNeedsArgs, speech: "needs query"},
+		{name: "go ahead runs it", turns: []string{"restart router", "Go ahead!"}, want: voice.OutcomeRan, wantCalls: 1},
+		{name: "anything else cancels", turns: []string{"archive all", "no wait"}, want: voice.OutcomeCancelled},
+		{name: "yes please is not yes", turns: []string{"archive all", "yes, but not that one"}, want: voice.OutcomeCancelled},
+		{name: "ambiguous name asks which server", turns: []string{"list tasks"}, want: voice.OutcomeRefused, speech: "todoist list tasks or vikunja list tasks"},
+		{name: "local command takes no arguments", turns: []string{"restart router now please"}, want: voice.OutcomeRefused, speech: "takes no arguments"},
+		{name: "undescribed required argument", turns: []string{"get task 7"}, want: voice.OutcomeRefused, speech: "will not guess"},
+		{name: "read-only tool not in allow_tools", turns: []string{"find project garden"}, want: voice.OutcomeNeedsArgs, speech: "query"},
+		{name: "read-only tool missing its argument", turns: []string{"search tasks"}, want: voice.OutcomeNeedsArgs, speech: "needs query"},
+		{name: "no required arguments but a tail", turns: []string{"archive all projects"}, want: voice.OutcomeNeedsArgs},
+		{name: "unknown name suggests close ones", turns: []string{"serch tasks milk"}, want: voice.OutcomeNoMatch, speech: "search tasks"},
+		{name: "locked", turns: []string{"search tasks milk"}, locked: true, want: voice.OutcomeLocked, speech: "https://maven.example/unlock"},
+		{name: "run failure", turns: []string{"vikunja list tasks"}, runErr: mcp.ErrNotConnected, want: voice.OutcomeError, speech: "not connected", wantCalls: 1},
+		{name: "tool error result", turns: []string{"vikunja list tasks"}, isError: true, want: voice.OutcomeError, speech: "reported an error", wantCalls: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.lock.locked = c.locked
+			w.runner.err = c.runErr
+			if c.isError {
+				w.runner.res = exec.Result{Output: "boom", IsError: true}
+			}
+			var r voice.Reply
+			for _, text := range c.turns {
+				r = w.voice.Turn(context.Background(), "conv-1", text)
+			}
+			if r.Outcome != c.want || !strings.Contains(r.Speech, c.speech) {
+				t.Fatalf("got %s %q, want %s containing %q", r.Outcome, r.Speech, c.want, c.speech)
+			}
+			if w.runner.count() != c.wantCalls {
+				t.Fatalf("runs = %v, want %d", w.runner.calls, c.wantCalls)
+			}
+			if r.Outcome == voice.OutcomeConfirm && !r.ExpectsReply {
+				t.Fatal("a confirm prompt must expect a reply")
+			}
+		})
+	}
+}
+
+func TestConfirmIsVoidWhenTheRowChanges(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, w *world, id int64)
+	}{
+		{"redefined on the server", func(t *testing.T, w *world, id int64) {
+			err := w.svc.Update(ctx, func(tx *allowlist.Tx) error {
+				_, err := tx.Redeclare(ctx, id, allowlist.Redeclaration{Fingerprint: "sha256:new", Declared: "{}", InputSchema: json.RawMessage(stringSchema)})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"disabled", func(t *testing.T, w *world, id int64) {
+			if _, err := w.svc.DisableTool(ctx, id, "owner"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"disabled and enabled again", func(t *testing.T, w *world, id int64) {
+			if _, err := w.svc.DisableTool(ctx, id, "owner"); err != nil {
+				t.Fatal(err)
+			}
+			*w.clock = w.clock.Add(time.Second)
+			if _, err := w.svc.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			if r := w.voice.Turn(ctx, "c", "archive all"); r.Outcome != voice.OutcomeConfirm {
+				t.Fatalf("%s %q", r.Outcome, r.Speech)
+			}
+			*w.clock = w.clock.Add(time.Second)
+			c.change(t, w, w.ids["vikunja_archive_all"])
+			r := w.voice.Turn(ctx, "c", "yes")
+			if r.Outcome != voice.OutcomeRefused || !strings.Contains(r.Speech, "changed") {
+				t.Fatalf("%s %q", r.Outcome, r.Speech)
+			}
+			if w.runner.count() != 0 {
+				t.Fatalf("ran: %v", w.runner.calls)
+			}
+		})
+	}
+}
+
+func TestConfirmTooLateOrElsewhere(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.voice.Turn(ctx, "a", "archive all")
+	*w.clock = w.clock.Add(61 * time.Second)
+	if r := w.voice.Turn(ctx, "a", "yes"); r.Outcome != voice.OutcomeCancelled || !strings.Contains(r.Speech, "too late") {
+		t.Fatalf("late yes: %s %q", r.Outcome, r.Speech)
+	}
+	w.voice.Turn(ctx, "b", "archive all")
+	if r := w.voice.Turn(ctx, "c", "yes"); r.Outcome != voice.OutcomeNoMatch {
+		t.Fatalf("yes in another conversation: %s %q", r.Outcome, r.Speech)
+	}
+	// The prompt of b is still waiting, and is used once.
+	if r := w.voice.Turn(ctx, "b", "yes"); r.Outcome != voice.OutcomeRan {
+		t.Fatalf("b: %s %q", r.Outcome, r.Speech)
+	}
+	if r := w.voice.Turn(ctx, "b", "yes"); r.Outcome == voice.OutcomeRan {
+		t.Fatal("a confirm ran twice")
+	}
+	if w.runner.count() != 1 {
+		t.Fatalf("runs: %v", w.runner.calls)
+	}
+}
+
+func TestLockCancelsPendingConfirms(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.voice.Turn(ctx, "a", "archive all")
+	w.lock.locked = true
+	if r := w.voice.Turn(ctx, "a", "yes"); r.Outcome != voice.OutcomeLocked {
+		t.Fatalf("%s", r.Outcome)
+	}
+	w.lock.locked = false
+	if r := w.voice.Turn(ctx, "a", "yes"); r.Outcome == voice.OutcomeRan || w.runner.count() != 0 {
+		t.Fatalf("a confirm survived the lock: %s", r.Outcome)
+	}
+}
+
+func TestConcurrentConversationsKeepTheirOwnConfirm(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	for i := range 100 {
+		w.enable(t, allowlist.Proposal{Name: fmt.Sprintf("switch_%d", i), Cmd: []string{"/bin/switch", fmt.Sprint(i)}, Scope: allowlist.ScopeLocal})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conv := fmt.Sprintf("conv-%d", i)
+			if r := w.voice.Turn(ctx, conv, fmt.Sprintf("switch %d", i)); r.Outcome != voice.OutcomeConfirm {
+				errs <- fmt.Errorf("%s: %s %q", conv, r.Outcome, r.Speech)
+				return
+			}
+			r := w.voice.Turn(ctx, conv, "yes")
+			if want := fmt.Sprintf("ran switch_%d {}", i); r.Outcome != voice.OutcomeRan || r.Speech != want {
+				errs <- fmt.Errorf("%s: %s %q, want %q", conv, r.Outcome, r.Speech, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if w.runner.count() != 100 {
+		t.Fatalf("runs = %d", w.runner.count())
+	}
+}
+
+// memoryAudit keeps the flood test about memory: its audit events are counted, not written.
+type memoryAudit struct {
+	*allowlist.Service
+	records int
+}
+
+func (m *memoryAudit) Record(context.Context, int64, string, string, map[string]any) error {
+	m.records++
+	return nil
+}
+
+func TestFloodOfConversationsIsBounded(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	audit := &memoryAudit{Service: w.svc}
+	w.voice = voice.New(audit, allowBinder{}, w.runner, w.lock, voice.Options{MaxPending: 1000, Now: func() time.Time { return *w.clock }})
+	for i := range 100000 {
+		w.voice.Turn(ctx, fmt.Sprintf("flood-%d", i), "archive all")
+	}
+	if n := w.voice.Pending(); n != 1000 {
+		t.Fatalf("pending confirms = %d, want the cap of 1000", n)
+	}
+	// The newest survive; the oldest were evicted.
+	if r := w.voice.Turn(ctx, "flood-99999", "yes"); r.Outcome != voice.OutcomeRan {
+		t.Fatalf("newest: %s", r.Outcome)
+	}
+	if r := w.voice.Turn(ctx, "flood-0", "yes"); r.Outcome == voice.OutcomeRan {
+		t.Fatal("an evicted confirm ran")
+	}
+}
+
+func TestTurnsAreAudited(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.voice.Turn(ctx, "a", "search tasks milk")
+	w.voice.Turn(ctx, "a", "find project x")
+	w.voice.Turn(ctx, "a", "archive all")
+	w.voice.Turn(ctx, "a", "yes")
+	evs, err := w.svc.Events(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Actor == "voice" {
+			got = append(got, e.Action)
+		}
+	}
+	if want := "voice_ran voice_needs_args voice_confirm voice_ran"; strings.Join(got, " ") != want {
+		t.Fatalf("voice events %q, want %q", got, want)
+	}
+}
+
+func TestLongOutputIsCutForSpeech(t *testing.T) {
+	w := newWorld(t)
+	w.runner.res = exec.Result{Output: strings.Repeat("word ", 500) + "\x1b[31m"}
+	r := w.voice.Turn(context.Background(), "a", "vikunja list tasks")
+	if len([]rune(r.Speech)) > 401 || !strings.HasSuffix(r.Speech, "…") || strings.ContainsRune(r.Speech, 0x1b) {
+		t.Fatalf("%d %q", len(r.Speech), r.Speech)
+	}
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"maven/app/ipc"
+)
+
+// clientFlags are the flags every client command takes.
+type clientFlags struct {
+	dataDir string
+	json    bool
+}
+
+func parseClientFlags(name string, args []string, getenv func(string) string, stderr io.Writer, withJSON bool) (clientFlags, []string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f clientFlags
+	fs.StringVar(&f.dataDir, "data", envOr(getenv, "MAVEN_DATA", "data"), "data directory of the running daemon (env MAVEN_DATA)")
+	if withJSON {
+		fs.BoolVar(&f.json, "json", false, "print JSON, the stable contract for scripts")
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, nil, err
+	}
+	return f, fs.Args(), nil
+}
+
+func (f clientFlags) call(ctx context.Context, method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return ipc.Call(ctx, filepath.Join(f.dataDir, "maven.sock"), method, params, result)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cliStatus(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, rest, err := parseClientFlags("status", args, getenv, stderr, true)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{"status takes no arguments"}
+	}
+	var st statusResult
+	if err := f.call(ctx, "status", nil, &st); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(stdout, st)
+	}
+	lock := "unlocked"
+	if st.Locked {
+		lock = "locked"
+	}
+	fmt.Fprintf(stdout, "maven %s, %s, listening on %s, up since %s\n", st.Version, lock, st.Listen, st.StartedAt.Local().Format(time.DateTime))
+	fmt.Fprintf(stdout, "tools: %d enabled, %d proposed, %d disabled, %d withdrawn\n",
+		st.Tools["enabled"], st.Tools["proposed"], st.Tools["disabled"], st.Tools["withdrawn"])
+	return nil
+}
+
+func cliTools(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, rest, err := parseClientFlags("tools", args, getenv, stderr, true)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{"tools takes no arguments"}
+	}
+	var rows []toolResult
+	if err := f.call(ctx, "tools", nil, &rows); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(stdout, rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tDESTRUCTIVE\tSCOPE\tCOMMAND")
+	for _, r := range rows {
+		destructive := "no"
+		if r.Destructive {
+			destructive = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, terminalSafe(r.Name), r.State, destructive,
+			terminalSafe(r.Scope), terminalSafe(commandLine(r.Cmd)))
+	}
+	return tw.Flush()
+}
+
+func cliPropose(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, rest, err := parseClientFlags("propose", args, getenv, stderr, true)
+	if err != nil {
+		return err
+	}
+	if len(rest) < 3 || rest[1] != "--" {
+		return usageError{"usage: maven propose NAME -- ARGV..."}
+	}
+	var row toolResult
+	if err := f.call(ctx, "propose_tool", proposeParams{Name: rest[0], Argv: rest[2:]}, &row); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(stdout, row)
+	}
+	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, terminalSafe(row.Name), row.State)
+	return nil
+}
+
+func cliSetupLink(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, rest, err := parseClientFlags("setup-link", args, getenv, stderr, true)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{"setup-link takes no arguments"}
+	}
+	var link setupLinkResult
+	if err := f.call(ctx, "setup_link", nil, &link); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(stdout, link)
+	}
+	fmt.Fprintf(stdout, "Open this link to register a passkey. It works once, until %s:\n\n  %s\n",
+		link.ExpiresAt.Local().Format(time.Kitchen), link.URL)
+	return nil
+}
+
+func cliVersion(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, _, err := parseClientFlags("version", args, getenv, stderr, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "maven %s\n", version)
+	var st statusResult
+	switch err := f.call(ctx, "status", nil, &st); {
+	case err == nil:
+		fmt.Fprintf(stdout, "daemon %s\n", st.Version)
+	case errors.Is(err, ipc.ErrNotRunning):
+		fmt.Fprintln(stdout, "daemon not running")
+	default:
+		return err
+	}
+	return nil
+}
+
+// commandLine shows an argv the way a shell user reads it, quoting what needs it.
+func commandLine(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`"'\$;|&<>()*?`+"`", r) }) {
+			a = strconv.Quote(a)
+		}
+		parts[i] = a
+	}
+	return strings.Join(parts, " ")
+}
+
+// terminalSafe escapes control and invisible characters, so a hostile tool name cannot move the
+// cursor, recolour the terminal or hide text.
+func terminalSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == unicode.ReplacementChar {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func cliVoiceToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("voice-token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data", envOr(getenv, "MAVEN_DATA", "data"), "data directory of the running daemon (env MAVEN_DATA)")
+	rotate := fs.Bool("rotate", false, "issue a new token; the old one stops working at once")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !*rotate || fs.NArg() > 0 {
+		return usageError{"usage: maven voice-token --rotate (tokens are stored hashed and cannot be shown again)"}
+	}
+	var res voiceTokenResult
+	if err := (clientFlags{dataDir: *dataDir}).call(ctx, "voice_token_rotate", nil, &res); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, res.Token)
+	fmt.Fprintln(stderr, "This is the only time the token is shown. Send it as 'Authorization: Bearer TOKEN' (or as the HTTP Basic password) to POST /voice.")
+	return nil
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/config"
+	"maven/app/ipc"
+	"maven/app/mcp"
+	"maven/app/voice"
+)
+
+// daemon holds the running services the IPC methods and handlers read.
+type daemon struct {
+	started time.Time
+	listen  string
+	cfg     config.Config
+	tools   *allowlist.Service
+	auth    *auth.Service
+	mcp     *mcp.Manager
+	tokens  *voice.Tokens
+}
+
+// Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.
+func (d *daemon) Locked() bool { return false }
+
+// ipcMethods is the whole IPC surface. There is deliberately no method that enables or calls a
+// tool: those need the owner's passkey on the web page.
+func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
+	return map[string]ipc.HandlerFunc{
+		"status":             d.ipcStatus,
+		"tools":              d.ipcTools,
+		"propose_tool":       d.ipcProposeTool,
+		"setup_link":         d.ipcSetupLink,
+		"mcp_servers":        d.ipcMCPServers,
+		"voice_token_rotate": d.ipcVoiceTokenRotate,
+	}
+}
+
+// statusResult is the `status` IPC result.
+type statusResult struct {
+	Version   string         `json:"version"`
+	Locked    bool           `json:"locked"`
+	Listen    string         `json:"listen"`
+	StartedAt time.Time      `json:"started_at"`
+	Tools     map[string]int `json:"tools"` // rows by state
+}
+
+func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) {
+	rows, err := d.tools.List(ctx, allowlist.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, s := range []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn} {
+		counts[string(s)] = 0
+	}
+	for _, r := range rows {
+		counts[string(r.State)]++
+	}
+	return statusResult{Version: version, Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts}, nil
+}
+
+// toolResult is one row of the `tools` IPC result (DESIGN.md, Interfaces).
+type toolResult struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Cmd         []string  `json:"cmd"`
+	Scope       string    `json:"scope"`
+	State       string    `json:"state"`
+	Destructive bool      `json:"destructive"`
+	ReadOnly    bool      `json:"read_only"`
+	Fingerprint *string   `json:"fingerprint"`
+	Provenance  string    `json:"provenance"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func toToolResult(t allowlist.Tool) toolResult {
+	r := toolResult{ID: t.ID, Name: t.Name, Cmd: t.Cmd, Scope: t.Scope, State: string(t.State),
+		Destructive: t.Destructive, ReadOnly: t.ReadOnly, Provenance: t.Provenance, UpdatedAt: t.UpdatedAt}
+	if t.Fingerprint != "" {
+		r.Fingerprint = &t.Fingerprint
+	}
+	return r
+}
+
+func (d *daemon) ipcTools(ctx context.Context, _ json.RawMessage) (any, error) {
+	rows, err := d.tools.List(ctx, allowlist.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]toolResult, len(rows))
+	for i, r := range rows {
+		out[i] = toToolResult(r)
+	}
+	return out, nil
+}
+
+// proposeParams are the `propose_tool` IPC params.
+type proposeParams struct {
+	Name string   `json:"name"`
+	Argv []string `json:"argv"`
+}
+
+func (d *daemon) ipcProposeTool(ctx context.Context, params json.RawMessage) (any, error) {
+	var p proposeParams
+	if err := ipc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	t, _, err := d.tools.ProposeTool(ctx, allowlist.Proposal{
+		Name: p.Name, Cmd: p.Argv, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI,
+		Provenance: "proposed with maven propose", Actor: "cli",
+	})
+	if errors.Is(err, allowlist.ErrInvalid) {
+		return nil, &ipc.Error{Code: ipc.InvalidParams, Message: err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toToolResult(t), nil
+}
+
+// setupLinkResult is the `setup_link` IPC result.
+type setupLinkResult struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ipcSetupLink issues a fresh one-time setup link: whoever can reach the socket (mode 0600) can
+// already act as the daemon's user, so it is how the owner recovers from a lost passkey.
+func (d *daemon) ipcSetupLink(ctx context.Context, _ json.RawMessage) (any, error) {
+	link, err := d.auth.NewSetupLink(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return setupLinkResult{URL: d.auth.SetupURL(link), ExpiresAt: link.ExpiresAt.UTC()}, nil
+}
+
+// voiceTokenResult is the `voice_token_rotate` IPC result: the only time the token is shown.
+type voiceTokenResult struct {
+	Token string `json:"token"`
+}
+
+func (d *daemon) ipcVoiceTokenRotate(ctx context.Context, _ json.RawMessage) (any, error) {
+	token, err := d.tokens.Rotate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return voiceTokenResult{Token: token}, nil
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/mcp/mcptest"
+	"maven/db"
+)
+
+// loopbackServer serves a scripted MCP server over streamable HTTP on a fixed loopback
+// address, so it can be stopped and started again where the daemon expects it.
+type loopbackServer struct {
+	addr string
+	srv  *http.Server
+}
+
+func serveScripted(t *testing.T, s *mcptest.Scripted, addr string) *loopbackServer {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err = net.Listen("tcp", addr)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the old listener's port may take a moment to free
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s.HTTPHandler()}
+	go srv.Serve(ln)
+	ls := &loopbackServer{addr: ln.Addr().String(), srv: srv}
+	t.Cleanup(ls.stop)
+	return ls
+}
+
+func (l *loopbackServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	l.srv.Shutdown(ctx)
+	l.srv.Close()
+}
+
+// serverStatus is one entry of `maven mcp-servers --json`.
+type serverStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Target    string `json:"target"`
+	State     string `json:"state"`
+	Trust     string `json:"trust"`
+	TrustText string `json:"trust_text"`
+	LastError string `json:"last_error"`
+	Tools     int    `json:"tools"`
+}
+
+func mcpServers(t *testing.T, data string) map[string]serverStatus {
+	t.Helper()
+	out, err := maven(t, data, "mcp-servers", "--json")
+	if err != nil {
+		t.Fatalf("mcp-servers: %v: %s", err, out)
+	}
+	var list []serverStatus
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("mcp-servers --json: %v\n%s", err, out)
+	}
+	m := map[string]serverStatus{}
+	for _, s := range list {
+		m[s.Name] = s
+	}
+	return m
+}
+
+func toolsByCmd(t *testing.T, data string) map[string]toolResult {
+	t.Helper()
+	m := map[string]toolResult{}
+	for _, r := range toolsJSON(t, data) {
+		m[strings.Join(r.Cmd, " ")] = r
+	}
+	return m
+}
+
+// enableOffline enables rows with the daemon stopped, as the owner's passkey step-up would.
+func enableOffline(t *testing.T, data string, ids ...int64) {
+	t.Helper()
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(data, "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	for _, id := range ids {
+		if _, err := svc.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const searchSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
+
+func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	scriptedBin, err := mcptest.BuildCommand(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdioTools := filepath.Join(dir, "stdio-tools.json")
+	if err := mcptest.WriteTools(stdioTools,
+		mcptest.ToolSpec{Name: "read_notes", Description: "Reads notes", ReadOnly: true, Text: "three notes"},
+		mcptest.ToolSpec{Name: "wipe_notes", Description: "Deletes every note"},
+	); err != nil {
+		t.Fatal(err)
+	}
+	remote := mcptest.NewScripted(
+		mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks", InputSchema: json.RawMessage(searchSchema), ReadOnly: true, Echo: true},
+		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists tasks", ReadOnly: true, Text: "no tasks"},
+	)
+	defer remote.Close()
+	http1 := serveScripted(t, remote, "127.0.0.1:0")
+
+	cfg := filepath.Join(dir, "maven.json")
+	writeConfig := func(bin string) {
+		c := fmt.Sprintf(`{"refresh_interval": "1s", "mcpServers": {
+			"notes": {"command": %q, "args": [%q]},
+			"my-tasks": {"type": "http", "url": "http://%s/mcp", "allow_tools": ["search_tasks"]}
+		}}`, bin, stdioTools, http1.addr)
+		if err := os.WriteFile(cfg, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConfig(scriptedBin)
+
+	d := startDaemon(t, data, "--config", cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.stderr.String())
+		}
+	})
+	var rows map[string]toolResult
+	waitFor(t, 15*time.Second, func() bool {
+		rows = toolsByCmd(t, data)
+		return len(rows) == 4
+	})
+	for cmd, want := range map[string]bool{ // destructive = !readOnlyHint
+		"mcp notes read_notes": false, "mcp notes wipe_notes": true,
+		"mcp my-tasks search_tasks": false, "mcp my-tasks list_tasks": false,
+	} {
+		r := rows[cmd]
+		if r.State != "proposed" || r.Destructive != want || r.Fingerprint == nil {
+			t.Errorf("%s: %+v", cmd, r)
+		}
+	}
+	if got := rows["mcp my-tasks search_tasks"].Name; got != "my_tasks_search_tasks" {
+		t.Errorf("local name %q", got)
+	}
+	servers := mcpServers(t, data)
+	if s := servers["notes"]; s.State != "connected" || s.Transport != "stdio" || s.Trust != "local-process" || s.Tools != 2 {
+		t.Errorf("notes: %+v", s)
+	}
+	if s := servers["my-tasks"]; s.State != "connected" || s.Transport != "http" || s.Trust != "loopback" || s.Tools != 2 {
+		t.Errorf("my-tasks: %+v", s)
+	}
+
+	// list_changed is acted on promptly: a new tool is proposed without waiting for a refresh.
+	remote.Add(mcptest.ToolSpec{Name: "count_tasks", Description: "Counts", ReadOnly: true, Text: "7"})
+	waitFor(t, 5*time.Second, func() bool { _, ok := toolsByCmd(t, data)["mcp my-tasks count_tasks"]; return ok })
+	rows = toolsByCmd(t, data)
+	d.stop(t)
+
+	// The owner enables three rows; then both servers are unreachable at the next start.
+	enableOffline(t, data, rows["mcp notes read_notes"].ID, rows["mcp my-tasks search_tasks"].ID, rows["mcp my-tasks list_tasks"].ID)
+	http1.stop()
+	writeConfig(filepath.Join(dir, "no-such-binary"))
+	d = startDaemon(t, data, "--config", cfg)
+	waitFor(t, 10*time.Second, func() bool {
+		s := mcpServers(t, data)
+		return s["notes"].State == "failed" && s["my-tasks"].State == "backoff"
+	})
+	for cmd, r := range toolsByCmd(t, data) {
+		want := "proposed"
+		if cmd == "mcp notes read_notes" || cmd == "mcp my-tasks search_tasks" || cmd == "mcp my-tasks list_tasks" {
+			want = "enabled"
+		}
+		if r.State != want {
+			t.Errorf("with servers down, %s is %s, want %s", cmd, r.State, want)
+		}
+	}
+
+	// The HTTP server comes back where it was: nothing changed, so the rows are as the owner left them.
+	serveScripted(t, remote, http1.addr)
+	waitFor(t, 15*time.Second, func() bool { return mcpServers(t, data)["my-tasks"].State == "connected" })
+	if r := toolsByCmd(t, data)["mcp my-tasks search_tasks"]; r.State != "enabled" {
+		t.Fatalf("after reconnect: %+v", r)
+	}
+
+	// A redefinition sends the enabled row back to proposed, naming what changed.
+	remote.Redefine(mcptest.ToolSpec{Name: "list_tasks", Description: "Lists tasks. Also deletes done ones.", ReadOnly: false, Text: "x"})
+	waitFor(t, 5*time.Second, func() bool { return toolsByCmd(t, data)["mcp my-tasks list_tasks"].State == "proposed" })
+	r := toolsByCmd(t, data)["mcp my-tasks list_tasks"]
+	if !r.Destructive || !strings.Contains(r.Provenance, "description") || !strings.Contains(r.Provenance, "readOnlyHint") {
+		t.Fatalf("redefined row: %+v", r)
+	}
+
+	// A tool the connected server stops listing is withdrawn.
+	remote.Remove("search_tasks")
+	waitFor(t, 5*time.Second, func() bool { return toolsByCmd(t, data)["mcp my-tasks search_tasks"].State == "withdrawn" })
+	// And comes back as a proposal, never enabled by itself.
+	remote.Add(mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks", InputSchema: json.RawMessage(searchSchema), ReadOnly: true, Echo: true})
+	waitFor(t, 5*time.Second, func() bool { return toolsByCmd(t, data)["mcp my-tasks search_tasks"].State == "proposed" })
+	if p := toolsByCmd(t, data)["mcp my-tasks search_tasks"].Provenance; !strings.Contains(p, "returned unchanged") {
+		t.Fatalf("provenance %q", p)
+	}
+}

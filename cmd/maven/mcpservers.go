@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"maven/app/mcp"
+)
+
+// ipcMCPServers is the read-only `mcp_servers` IPC method.
+func (d *daemon) ipcMCPServers(context.Context, json.RawMessage) (any, error) {
+	list := d.mcp.Status()
+	if list == nil {
+		list = []mcp.ServerStatus{}
+	}
+	return list, nil
+}
+
+func cliMCPServers(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	f, rest, err := parseClientFlags("mcp-servers", args, getenv, stderr, true)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{"mcp-servers takes no arguments"}
+	}
+	var list []mcp.ServerStatus
+	if err := f.call(ctx, "mcp_servers", nil, &list); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no MCP servers configured")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATE\tSINCE\tTOOLS\tTARGET")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", terminalSafe(s.Name), s.Transport, s.State,
+			s.Since.Local().Format(time.DateTime), s.Tools, terminalSafe(s.Target))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range list {
+		fmt.Fprintf(stdout, "\n%s: %s", terminalSafe(s.Name), s.TrustText)
+		if s.LastError != "" {
+			fmt.Fprintf(stdout, "\n  last error: %s", terminalSafe(s.LastError))
+		}
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alexedwards/scs/sqlite3store"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/config"
+	"maven/app/exec"
+	"maven/app/ipc"
+	"maven/app/mcp"
+	"maven/app/voice"
+	"maven/db"
+	"maven/handlers"
+	"maven/static"
+	"maven/views"
+)
+
+// serveFlags are the daemon's settings from flags and environment; flags win.
+type serveFlags struct {
+	configPath     string
+	configExplicit bool
+	dataDir        string
+	listen         string
+}
+
+func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	fs.StringVar(&f.configPath, "config", getenv("MAVEN_CONFIG"), "config file (default maven.json if it exists; env MAVEN_CONFIG)")
+	fs.StringVar(&f.dataDir, "data", envOr(getenv, "MAVEN_DATA", "data"), "data directory (env MAVEN_DATA)")
+	fs.StringVar(&f.listen, "listen", getenv("MAVEN_LISTEN"), "listen address, default from the config or 127.0.0.1:8080 (env MAVEN_LISTEN)")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Arg(0))}
+	}
+	f.configExplicit = f.configPath != ""
+	if !f.configExplicit {
+		f.configPath = "maven.json"
+	}
+	return f, nil
+}
+
+// loadConfig reads the config file. A missing default maven.json means the embedded defaults; a
+// missing file the owner named is an error.
+func loadConfig(f serveFlags) (config.Config, error) {
+	cfg, err := config.Load(f.configPath)
+	if errors.Is(err, fs.ErrNotExist) && !f.configExplicit {
+		cfg, err = config.Default(), nil
+	}
+	if err != nil {
+		return config.Config{}, err
+	}
+	if f.listen != "" {
+		if err := cfg.SetListen(f.listen); err != nil {
+			return config.Config{}, err
+		}
+	}
+	return cfg, nil
+}
+
+// serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
+// stop accepting, let in-flight requests finish, close the IPC socket, close the database.
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	flags, err := parseServeFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(flags)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(flags.dataDir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+
+	bdb, err := db.Open(ctx, filepath.Join(flags.dataDir, "maven.db"))
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+
+	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	if err := tools.SyncConfigTools(ctx, localTools(cfg)); err != nil {
+		return fmt.Errorf("propose the config's tools: %w", err)
+	}
+	// MCP: one supervisor per configured server, started below under ctx; discovery only
+	// proposes rows. Nothing is dialled here.
+	reconciler := mcp.NewToolReconciler(tools, time.Now, logger)
+	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
+		RefreshInterval: cfg.RefreshInterval, Version: version,
+	}, logger)
+	defer manager.Close()
+	executor := exec.New(manager, exec.Options{})
+
+	tokens, err := voice.NewTokens(ctx, db.NewSettingsStore(bdb))
+	if err != nil {
+		return err
+	}
+
+	// Listen before building what depends on the address: with port 0 the browser origin is
+	// only known now.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	defer ln.Close()
+	if err := cfg.SetListen(ln.Addr().String()); err != nil {
+		return err
+	}
+
+	// The owner's passkeys, setup links and step-ups.
+	owner, err := auth.New(db.NewAuthStore(bdb), auth.Config{
+		RPID: cfg.RPID, Origins: cfg.Origins, StepUpWindow: cfg.StepUpWindow, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+
+	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager,
+		tokens: tokens, listen: ln.Addr().String()}
+	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
+		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
+	})
+	ipcServer := ipc.NewServer(logger, d.ipcMethods())
+	if err := ipcServer.Listen(filepath.Join(flags.dataDir, "maven.sock")); err != nil {
+		return err
+	}
+	defer ipcServer.Close()
+	go func() {
+		if err := ipcServer.Serve(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+			logger.Error("ipc server stopped", "err", err)
+		}
+	}()
+
+	// The web app: browser sessions in the same database, templates and static files parsed
+	// and hashed once, here.
+	tlsOn := cfg.TLSCert != ""
+	sessionStore := sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{CleanUpInterval: 5 * time.Minute})
+	defer sessionStore.StopCleanup()
+	assets, err := handlers.NewAssets(static.FS())
+	if err != nil {
+		return err
+	}
+	pages, err := views.Parse(assets.URL)
+	if err != nil {
+		return err
+	}
+	routes, err := handlers.Routes(handlers.Deps{
+		Logger:      logger,
+		Lock:        d,
+		Sessions:    handlers.NewSessionManager(sessionStore, tlsOn),
+		Auth:        owner,
+		Tools:       tools,
+		Servers:     manager,
+		Voice:       voiceTurns,
+		VoiceTokens: tokens,
+		Views:       pages,
+		Assets:      assets,
+		Origins:     cfg.Origins,
+		TLS:         tlsOn,
+	})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           routes,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() {
+		if tlsOn {
+			serveErr <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
+	manager.Run(ctx)
+	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", version)
+	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
+		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
+	}
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("http shutdown", "err", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// printFirstSetupLink logs a one-time setup link while no passkey is registered, so the first
+// start tells the owner where to begin.
+func printFirstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.Logger) error {
+	has, err := owner.HasPasskeys(ctx)
+	if err != nil || has {
+		return err
+	}
+	link, err := owner.NewSetupLink(ctx)
+	if err != nil {
+		return err
+	}
+	logger.Info("no passkey is registered yet: open this one-time setup link to register one (valid 15 minutes, works once; 'maven setup-link' prints a new one)",
+		"url", owner.SetupURL(link), "expires", link.ExpiresAt.UTC().Format(time.RFC3339))
+	return nil
+}
+
+func localTools(cfg config.Config) []allowlist.LocalTool {
+	out := make([]allowlist.LocalTool, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		out[i] = allowlist.LocalTool{Name: t.Name, Argv: t.Argv}
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var setupURLRE = regexp.MustCompile(`url="(http://localhost:\d+/setup\?token=[A-Z0-9]+)"`)
+
+func TestFirstStartPrintsSetupLink(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, data)
+
+	var printed string
+	waitFor(t, 10*time.Second, func() bool {
+		m := setupURLRE.FindStringSubmatch(d.stderr.String())
+		if m != nil {
+			printed = m[1]
+		}
+		return m != nil
+	})
+	// The link names the browser origin of the port actually bound, not port 0.
+	_, port, _ := strings.Cut(d.addr, ":")
+	if !strings.HasPrefix(printed, "http://localhost:"+port+"/setup?token=") {
+		t.Fatalf("setup link %q does not use the listening port %s", printed, port)
+	}
+	resp, err := http.Get("http://" + d.addr + strings.TrimPrefix(printed, "http://localhost:"+port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("printed setup link: %d", resp.StatusCode)
+	}
+
+	out, err := maven(t, data, "setup-link", "--json")
+	if err != nil {
+		t.Fatalf("setup-link: %v %s", err, out)
+	}
+	var link setupLinkResult
+	if err := json.Unmarshal([]byte(out), &link); err != nil || !strings.Contains(link.URL, "/setup?token=") || link.URL == printed {
+		t.Fatalf("setup-link --json: %v %+v", err, link)
+	}
+	if until := time.Until(link.ExpiresAt); until < 14*time.Minute || until > 15*time.Minute {
+		t.Fatalf("setup link valid for %s", until)
+	}
+	human, err := maven(t, data, "setup-link")
+	if err != nil || !strings.Contains(human, "/setup?token=") {
+		t.Fatalf("setup-link: %v %q", err, human)
+	}
+}

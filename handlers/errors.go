@@ -1,0 +1,149 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/views"
+)
+
+// Errors of the handlers themselves.
+var (
+	errBadRequest    = errors.New("malformed request")
+	errBadCredential = errors.New("unreadable passkey response")
+	errCrossOrigin   = errors.New("cross-origin request refused")
+	errNoPage        = errors.New("no such page")
+	errMethod        = errors.New("method not allowed")
+)
+
+// stepUpNeeded is the error of an action that needs a fresh step-up for action on target.
+type stepUpNeeded struct {
+	action auth.Action
+	target int64
+}
+
+func (e stepUpNeeded) Error() string {
+	return fmt.Sprintf("step-up required for %s %d", e.action, e.target)
+}
+
+// Is makes a stepUpNeeded match auth.ErrStepUpRequired.
+func (e stepUpNeeded) Is(target error) bool { return target == auth.ErrStepUpRequired }
+
+// stepUpDetail is how a needed step-up is described to maven.js.
+type stepUpDetail struct {
+	Action auth.Action `json:"action"`
+	ID     int64       `json:"id"`
+}
+
+func (e stepUpNeeded) detail() stepUpDetail { return stepUpDetail{Action: e.action, ID: e.target} }
+
+// problem is how one error is answered: a status, a message fit for the owner, and how loudly to
+// log the error behind it.
+type problem struct {
+	status int
+	msg    string
+	level  slog.Level
+}
+
+// classify maps every error the handlers can meet to a problem, in one place. The message never
+// includes err.Error(): errors carry names and details that are for the log only.
+func classify(err error) problem {
+	info, warn := slog.LevelInfo, slog.LevelWarn
+	switch {
+	case errors.Is(err, auth.ErrStepUpRequired), errors.Is(err, allowlist.ErrStepUpRequired):
+		return problem{http.StatusForbidden, "This needs a fresh confirmation with your passkey.", info}
+	case errors.Is(err, errCrossOrigin):
+		return problem{http.StatusForbidden, "This request came from another site and was refused.", warn}
+	case errors.Is(err, allowlist.ErrNotFound):
+		return problem{http.StatusNotFound, "That tool does not exist.", info}
+	case errors.Is(err, auth.ErrPasskeyNotFound):
+		return problem{http.StatusNotFound, "That passkey does not exist.", info}
+	case errors.Is(err, errNoPage):
+		return problem{http.StatusNotFound, "There is no such page.", info}
+	case errors.Is(err, errMethod):
+		return problem{http.StatusMethodNotAllowed, "That method is not allowed here.", info}
+	case errors.Is(err, allowlist.ErrIllegalTransition):
+		return problem{http.StatusConflict, "That change is not possible in the tool's current state. Reload the page to see where it stands.", info}
+	case errors.Is(err, allowlist.ErrInvalid):
+		return problem{http.StatusUnprocessableEntity, "That tool is not valid.", info}
+	case errors.Is(err, auth.ErrLastPasskey):
+		return problem{http.StatusConflict, "Your only passkey cannot be removed. Add another one first.", info}
+	case errors.Is(err, auth.ErrInvalidName):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A passkey name is 1 to %d visible characters.", auth.MaxPasskeyNameLen), info}
+	case errors.Is(err, auth.ErrDuplicatePasskey):
+		return problem{http.StatusConflict, "This passkey is already registered.", info}
+	case errors.Is(err, auth.ErrSetupLinkInvalid):
+		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}
+	case errors.Is(err, auth.ErrNoCeremony):
+		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}
+	case errors.Is(err, auth.ErrCeremonyExpired):
+		return problem{http.StatusBadRequest, "This passkey request expired. Please start again.", info}
+	case errors.Is(err, auth.ErrUserNotVerified):
+		return problem{http.StatusBadRequest, "Your authenticator did not verify you with a PIN, fingerprint or face, which Maven requires. Nothing was changed.", warn}
+	case errors.Is(err, auth.ErrCloneWarning):
+		return problem{http.StatusBadRequest, "This passkey's signature counter went backwards, so it may have been copied. It was refused: use another passkey, or remove this one and register it again.", warn}
+	case errors.Is(err, auth.ErrBackupEligibilityChanged):
+		return problem{http.StatusBadRequest, "This passkey changed how it is backed up, which should never happen. It was refused: remove it and register it again.", warn}
+	case errors.Is(err, auth.ErrVerificationFailed):
+		return problem{http.StatusBadRequest, "The passkey could not be verified. Nothing was changed.", warn}
+	case errors.Is(err, auth.ErrNoOwner):
+		return problem{http.StatusBadRequest, "No passkey is registered yet. Open a setup link first.", info}
+	case errors.Is(err, auth.ErrUnknownAction):
+		return problem{http.StatusBadRequest, "Maven does not know that action.", info}
+	case errors.Is(err, auth.ErrBadOrigin):
+		return problem{http.StatusBadRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}
+	case errors.Is(err, errBadCredential):
+		return problem{http.StatusBadRequest, "The passkey response could not be read. Nothing was changed.", warn}
+	case errors.Is(err, errBadRequest):
+		return problem{http.StatusBadRequest, "The request could not be read.", info}
+	case errors.Is(err, context.Canceled):
+		return problem{499, "The request was cancelled.", info}
+	}
+	return problem{http.StatusInternalServerError, "Something went wrong on Maven's side. The details are in its log.", slog.LevelError}
+}
+
+// fail answers r with the problem err maps to, in the form the requester reads: JSON for the
+// WebAuthn endpoints, a message in the page's status area for htmx, a page otherwise. It logs
+// err once, here.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	p := classify(err)
+	s.log.Log(r.Context(), p.level, "request failed", "method", r.Method, "path", r.URL.Path, "status", p.status, "err", err)
+
+	var need stepUpNeeded
+	if errors.As(err, &need) {
+		// maven.js does the step-up and asks again; htmx swaps nothing meanwhile.
+		triggerStepUp(w, need)
+		if wantsJSON(r) || isHTMX(r) {
+			w.Header().Set(hxReswap, "none")
+			writeJSON(w, p.status, map[string]any{"error": p.msg, "step_up": need.detail()})
+			return
+		}
+	}
+	switch {
+	case wantsJSON(r):
+		writeJSON(w, p.status, map[string]string{"error": p.msg})
+	case isHTMX(r):
+		w.Header().Set(hxRetarget, "#flash")
+		w.Header().Set(hxReswap, "innerHTML")
+		s.renderPartial(w, r, p.status, views.PartialFlash, views.Flash{Kind: "error", Message: p.msg})
+	default:
+		title := "Something went wrong"
+		if p.status < 500 {
+			title = "That did not work"
+		}
+		s.renderPage(w, r, p.status, views.PageError, views.ErrorPage{
+			Page: s.pageInfo(r, title, ""), Status: p.status, Message: p.msg,
+		})
+	}
+}
+
+// sessionError is the scs ErrorFunc: a session store failure is answered like any other error.
+func (s *server) sessionError(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error("session store failed", "path", r.URL.Path, "err", err)
+	http.Error(w, "Something went wrong on Maven's side.", http.StatusInternalServerError)
+}

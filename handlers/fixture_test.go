@@ -1,0 +1,334 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/sqlite3store"
+	"github.com/uptrace/bun"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/auth/authtest"
+	"maven/app/mcp"
+	"maven/db"
+	"maven/handlers"
+	"maven/static"
+	"maven/views"
+)
+
+// The browser's origin in every test; the RP ID is "localhost".
+const (
+	testOrigin = "http://localhost:8080"
+	testHost   = "localhost:8080"
+)
+
+// clock is the injected clock of auth, the allowlist and the session limits. It starts at the
+// real time because go-webauthn and scs read time.Now themselves.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// fakeServers is a fixed MCP status report.
+type fakeServers struct {
+	mu       sync.Mutex
+	statuses []mcp.ServerStatus
+}
+
+func (f *fakeServers) Status() []mcp.ServerStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]mcp.ServerStatus(nil), f.statuses...)
+}
+
+func (f *fakeServers) set(s ...mcp.ServerStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statuses = s
+}
+
+// fixture is the real web app over a real SQLite database in a temp dir.
+type fixture struct {
+	t       testing.TB
+	h       http.Handler
+	db      *bun.DB
+	tools   *allowlist.Service
+	auth    *auth.Service
+	clock   *clock
+	servers *fakeServers
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	clk := &clock{t: time.Now()}
+	tools := allowlist.NewService(db.NewToolStore(bdb), clk.Now)
+	owner, err := auth.New(db.NewAuthStore(bdb), auth.Config{
+		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := handlers.NewAssets(static.FS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := views.Parse(assets.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := &fakeServers{}
+	h, err := handlers.Routes(handlers.Deps{
+		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{}), false),
+		Auth:     owner,
+		Tools:    tools,
+		Servers:  servers,
+		Views:    pages,
+		Assets:   assets,
+		Origins:  []string{testOrigin},
+		Now:      clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, h: h, db: bdb, tools: tools, auth: owner, clock: clk, servers: servers}
+}
+
+// setupToken issues a fresh setup link's token.
+func (f *fixture) setupToken() string {
+	f.t.Helper()
+	link, err := f.auth.NewSetupLink(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return link.Token
+}
+
+// propose adds a local command row and returns it.
+func (f *fixture) propose(name string) allowlist.Tool {
+	f.t.Helper()
+	t, _, err := f.tools.ProposeTool(context.Background(), allowlist.Proposal{
+		Name: name, Cmd: []string{"/bin/echo", name}, Scope: allowlist.ScopeLocal,
+		Source: allowlist.SourceCLI, Provenance: "test", Actor: "test",
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return t
+}
+
+// state reads a row's state from the database.
+func (f *fixture) state(id int64) allowlist.State {
+	f.t.Helper()
+	t, err := f.tools.Get(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return t.State
+}
+
+// browser is one browser profile: a cookie jar, and what it claims about where it is.
+type browser struct {
+	f       *fixture
+	cookies map[string]*http.Cookie
+	// siteHeader is the Sec-Fetch-Site of unsafe requests; origin their Origin.
+	siteHeader, origin string
+}
+
+func (f *fixture) browser() *browser {
+	return &browser{f: f, cookies: map[string]*http.Cookie{}, siteHeader: "same-origin", origin: testOrigin}
+}
+
+// do sends one request the way a same-origin page would, and keeps the cookies it gets.
+func (b *browser) do(method, path string, body io.Reader, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, "http://"+testHost+path, body)
+	req.Host = testHost
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if method != http.MethodGet && method != http.MethodHead {
+		if req.Header.Get("Sec-Fetch-Site") == "" && b.siteHeader != "" {
+			req.Header.Set("Sec-Fetch-Site", b.siteHeader)
+		}
+		if req.Header.Get("Origin") == "" && b.origin != "" {
+			req.Header.Set("Origin", b.origin)
+		}
+	}
+	for _, c := range b.cookies {
+		req.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	b.f.h.ServeHTTP(rec, req)
+	for _, c := range rec.Result().Cookies() {
+		if c.MaxAge < 0 || c.Value == "" {
+			delete(b.cookies, c.Name)
+		} else {
+			b.cookies[c.Name] = c
+		}
+	}
+	return rec
+}
+
+func (b *browser) get(path string) *httptest.ResponseRecorder {
+	return b.do(http.MethodGet, path, nil, nil)
+}
+
+// htmx sends a request as htmx would (HX-Request), with a form body for POSTs.
+func (b *browser) htmx(method, path string, form url.Values) *httptest.ResponseRecorder {
+	h := http.Header{"Hx-Request": {"true"}}
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+		h.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	return b.do(method, path, body, h)
+}
+
+// postJSON posts v as maven.js does and decodes the JSON answer into out (if not nil).
+func (b *browser) postJSON(path string, v any, out any) *httptest.ResponseRecorder {
+	b.f.t.Helper()
+	body, err := json.Marshal(v)
+	if err != nil {
+		b.f.t.Fatal(err)
+	}
+	rec := b.do(http.MethodPost, path, bytes.NewReader(body), http.Header{
+		"Content-Type": {"application/json"}, "Accept": {"application/json"},
+	})
+	if out != nil && strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			b.f.t.Fatalf("%s: decode %q: %v", path, rec.Body.String(), err)
+		}
+	}
+	return rec
+}
+
+// beginAnswer is what the WebAuthn begin endpoints answer.
+type beginAnswer struct {
+	Options json.RawMessage `json:"options"`
+	Prompt  string          `json:"prompt"`
+	Error   string          `json:"error"`
+	StepUp  *struct {
+		Action string `json:"action"`
+		ID     int64  `json:"id"`
+	} `json:"step_up"`
+}
+
+type finishAnswer struct {
+	OK       bool   `json:"ok"`
+	Redirect string `json:"redirect"`
+	Error    string `json:"error"`
+}
+
+func mustOK(t testing.TB, what string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%s: %d %s", what, rec.Code, rec.Body.String())
+	}
+}
+
+// register runs the setup ceremony with a and returns the finish response.
+func (b *browser) register(token string, a *authtest.Authenticator, name string) *httptest.ResponseRecorder {
+	t := b.f.t
+	t.Helper()
+	var begin beginAnswer
+	mustOK(t, "setup begin", b.postJSON("/setup/begin", map[string]string{"token": token}, &begin))
+	cred, err := a.Create(begin.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.postJSON("/setup/finish", map[string]any{"name": name, "credential": json.RawMessage(cred)}, nil)
+}
+
+// signUp registers a's first passkey through a fresh setup link and returns the signed-in browser.
+func (f *fixture) signUp(a *authtest.Authenticator) *browser {
+	f.t.Helper()
+	b := f.browser()
+	mustOK(f.t, "setup finish", b.register(f.setupToken(), a, "Laptop"))
+	return b
+}
+
+// login runs a discoverable sign-in with a and returns the finish response.
+func (b *browser) login(a *authtest.Authenticator) *httptest.ResponseRecorder {
+	t := b.f.t
+	t.Helper()
+	var begin beginAnswer
+	mustOK(t, "login begin", b.postJSON("/login/begin", map[string]string{}, &begin))
+	cred, err := a.Get(begin.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.postJSON("/login/finish", map[string]any{"credential": json.RawMessage(cred)}, nil)
+}
+
+// stepUp runs a step-up ceremony for action on id with a and returns the finish request's body
+// (for replays) and response.
+func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64) ([]byte, *httptest.ResponseRecorder) {
+	t := b.f.t
+	t.Helper()
+	var begin beginAnswer
+	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", map[string]any{"action": action, "id": id}, &begin))
+	cred, err := a.Get(begin.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"credential": json.RawMessage(cred)})
+	return body, b.do(http.MethodPost, "/step-up/finish", bytes.NewReader(body), http.Header{
+		"Content-Type": {"application/json"}, "Accept": {"application/json"},
+	})
+}
+
+// enable clicks Enable on a row as htmx does.
+func (b *browser) enable(id int64) *httptest.ResponseRecorder {
+	return b.htmx(http.MethodPost, "/tools/"+itoa(id)+"/enable", url.Values{})
+}
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+func mustAssets(t testing.TB) *handlers.Assets {
+	t.Helper()
+	a, err := handlers.NewAssets(static.FS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func mustViews(t testing.TB) *views.Templates {
+	t.Helper()
+	v, err := views.Parse(mustAssets(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func jsonRaw(b []byte) json.RawMessage { return json.RawMessage(b) }

@@ -1,0 +1,36 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// The htmx request and response headers Maven uses (https://htmx.org/reference/#headers).
+const (
+	hxRequest        = "HX-Request"                 // set on every htmx request
+	hxBoosted        = "HX-Boosted"                 // a boosted link or form: wants a full page
+	hxHistoryRestore = "HX-History-Restore-Request" // history restore: wants a full page
+	hxTrigger        = "HX-Trigger"                 // response: events to raise on the requesting element
+	hxRedirect       = "HX-Redirect"                // response: navigate the whole page
+	hxRetarget       = "HX-Retarget"                // response: swap into this element instead
+	hxReswap         = "HX-Reswap"                  // response: swap this way instead
+)
+
+// eventStepUp is the event maven.js turns into a step-up ceremony and a retry.
+const eventStepUp = "maven:step-up"
+
+// isHTMX reports whether htmx sent r.
+func isHTMX(r *http.Request) bool { return r.Header.Get(hxRequest) == "true" }
+
+// isPartial decides, in one place, whether to answer with a partial instead of a full page: an
+// htmx request that is neither boosted nor restoring history.
+func isPartial(r *http.Request) bool {
+	return isHTMX(r) && r.Header.Get(hxBoosted) != "true" && r.Header.Get(hxHistoryRestore) != "true"
+}
+
+// triggerStepUp sets the HX-Trigger header that raises eventStepUp with what to step up for.
+// The detail deliberately has no "target" key: htmx reads one as the element to fire on.
+func triggerStepUp(w http.ResponseWriter, need stepUpNeeded) {
+	b, _ := json.Marshal(map[string]stepUpDetail{eventStepUp: need.detail()})
+	w.Header().Set(hxTrigger, string(b))
+}

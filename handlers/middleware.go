@@ -1,0 +1,162 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"maven/app/auth"
+)
+
+// contentSecurityPolicy allows only Maven's own scripts, styles and images: no inline script or
+// style, no eval, no framing, no plugins.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+
+// securityHeaders sets the headers every response carries.
+func securityHeaders(tls bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Security-Policy", contentSecurityPolicy)
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Cross-Origin-Opener-Policy", "same-origin")
+			if tls {
+				h.Set("Strict-Transport-Security", "max-age=31536000")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// noStore keeps pages and API answers out of every cache: they hold the owner's data.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// crossOrigin refuses unsafe requests (POST, …) that a browser marks as coming from another
+// site, or whose Origin does not match Host (net/http.CrossOriginProtection). origins are the
+// configured WebAuthn origins, trusted in case a proxy rewrites Host.
+func (s *server) crossOrigin(origins []string) (func(http.Handler) http.Handler, error) {
+	cop := http.NewCrossOriginProtection()
+	for _, o := range origins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return nil, err
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, errCrossOrigin)
+	}))
+	return cop.Handler, nil
+}
+
+// sessionLoaded marks the context as carrying a loaded session (LoadAndSave ran), so the error
+// page can ask whether the owner is signed in without scs panicking elsewhere.
+func sessionLoaded(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionLoadedKey{}, true)))
+	})
+}
+
+// requireOwner lets only the signed-in owner through: a session within its idle and absolute
+// limits, whose passkey is still registered. Anyone else is sent to /login. A passive route (the
+// servers card polling) does not count as activity, so an open tab does not keep a session alive.
+func (s *server) requireOwner(passive bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			switch s.sessionState(ctx) {
+			case signedOut:
+				s.toLogin(w, r)
+				return
+			case signedInExpired:
+				s.expire(w, r)
+				return
+			}
+			pk := s.sessions.GetInt64(ctx, keyPasskey)
+			ok, err := s.auth.PasskeyExists(ctx, pk)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if !ok {
+				s.expire(w, r)
+				return
+			}
+			if !passive {
+				s.sessions.Put(ctx, keyLastSeen, s.now().Unix())
+			}
+			o := owner{sid: s.sessionID(ctx), passkey: pk}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, ownerKey{}, o)))
+		})
+	}
+}
+
+// expire ends a session that outlived its limits (or its passkey) and sends the browser to sign
+// in again.
+func (s *server) expire(w http.ResponseWriter, r *http.Request) {
+	if err := s.endSession(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.toLogin(w, r)
+}
+
+// toLogin sends the browser to /login in the way the requester understands.
+func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case isHTMX(r):
+		w.Header().Set(hxRedirect, "/login")
+		w.WriteHeader(http.StatusUnauthorized)
+	case wantsJSON(r):
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Please sign in.", "redirect": "/login"})
+	default:
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+	}
+}
+
+// requireStepUp spends the session's step-up grant for action on the route's {id} (0 when the
+// route has none) and hands the proof to the handler. Without a fresh grant the answer is 403
+// with the HX-Trigger that makes maven.js ask for the passkey, and nothing runs.
+func (s *server) requireStepUp(action auth.Action) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var target int64
+			if chi.URLParam(r, "id") != "" {
+				id, err := idParam(r)
+				if err != nil {
+					s.fail(w, r, err)
+					return
+				}
+				target = id
+			}
+			proof, err := s.auth.Redeem(ownerFrom(r.Context()).sid, action, target)
+			if err != nil {
+				s.fail(w, r, stepUpNeeded{action: action, target: target})
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proofKey{}, proof)))
+		})
+	}
+}
+
+// proofFrom returns the step-up proof requireStepUp redeemed; the zero value proves nothing.
+func proofFrom(ctx context.Context) auth.StepUp {
+	p, _ := ctx.Value(proofKey{}).(auth.StepUp)
+	return p
+}
+
+// idParam reads the route's {id}; a malformed one is a page that does not exist.
+func idParam(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errNoPage
+	}
+	return id, nil
+}

@@ -1,0 +1,207 @@
+// Package handlers is Maven's HTTP surface: a chi router, its middleware, and one file per
+// area. Handlers stay thin: parse the request, call the app, render a view model.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-webauthn/webauthn/protocol"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/mcp"
+	"maven/views"
+)
+
+// LockState tells whether the daemon is locked (its secrets sealed).
+type LockState interface {
+	Locked() bool
+}
+
+// Auth is what the handlers need of the owner's passkeys and step-ups (*auth.Service). Session
+// ids are the opaque "sid" values the handlers keep in each browser session.
+type Auth interface {
+	HasPasskeys(ctx context.Context) (bool, error)
+	CheckSetupToken(ctx context.Context, token string) error
+	BeginSetup(ctx context.Context, sid, origin, token string) (*protocol.CredentialCreation, error)
+	BeginAddPasskey(ctx context.Context, sid, origin string, proof auth.StepUp) (*protocol.CredentialCreation, error)
+	FinishRegistration(ctx context.Context, sid string, resp *protocol.ParsedCredentialCreationData, name string) (auth.Passkey, error)
+	BeginLogin(ctx context.Context, sid, origin string) (*protocol.CredentialAssertion, error)
+	FinishLogin(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Passkey, error)
+	BeginStepUp(ctx context.Context, sid, origin string, action auth.Action, target int64) (*protocol.CredentialAssertion, error)
+	FinishStepUp(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Action, int64, error)
+	// Redeem spends a fresh grant; auth.ErrStepUpRequired if there is none.
+	Redeem(sid string, action auth.Action, target int64) (auth.StepUp, error)
+	EndSession(sid string)
+	Passkeys(ctx context.Context) ([]auth.Passkey, error)
+	// Passkey returns auth.ErrPasskeyNotFound if there is no such passkey.
+	Passkey(ctx context.Context, id int64) (auth.Passkey, error)
+	PasskeyExists(ctx context.Context, id int64) (bool, error)
+	RenamePasskey(ctx context.Context, id int64, name string) (auth.Passkey, error)
+	RemovePasskey(ctx context.Context, id int64, proof auth.StepUp) error
+}
+
+// Tools is what the handlers need of the allowlist (*allowlist.Service).
+type Tools interface {
+	// Get returns allowlist.ErrNotFound if no row has that id.
+	Get(ctx context.Context, id int64) (allowlist.Tool, error)
+	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
+	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
+	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
+	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
+}
+
+// ServerStatuses reports the MCP servers' connection states (*mcp.Manager).
+type ServerStatuses interface {
+	Status() []mcp.ServerStatus
+}
+
+// Deps are what the handlers need from the app. Logger, Lock and Now may be left zero; Servers
+// is nil when no MCP manager runs.
+type Deps struct {
+	Logger   *slog.Logger
+	Lock     LockState
+	Sessions *scs.SessionManager // from NewSessionManager
+	Auth     Auth
+	Tools    Tools
+	Servers  ServerStatuses
+	// Voice answers POST /voice for requests carrying a token VoiceTokens accepts; nil
+	// leaves the webhook out.
+	Voice       VoiceTurner
+	VoiceTokens TokenChecker
+	Views       *views.Templates
+	Assets      *Assets
+	// Origins are the configured browser origins; cross-origin protection trusts them.
+	Origins []string
+	TLS     bool             // served over HTTPS: HSTS
+	Now     func() time.Time // the clock of session limits (time.Now)
+}
+
+// server carries the dependencies of every handler.
+type server struct {
+	log      *slog.Logger
+	lock     LockState
+	sessions *scs.SessionManager
+	auth     Auth
+	tools    Tools
+	servers  ServerStatuses
+	views    *views.Templates
+	assets   *Assets
+	now      func() time.Time
+}
+
+// Routes returns the whole URL surface of the daemon:
+//
+//	public      /healthz, /static/*
+//	session     /, /setup, /login, /logout and their WebAuthn endpoints
+//	signed-in   /tools, /passkeys, /step-up/*, and their actions
+//	step-up     enabling a tool, adding or removing a passkey
+//
+// Every state change is a POST, and every POST passes cross-origin protection. /unlock belongs
+// to the vault.
+func Routes(d Deps) (http.Handler, error) {
+	if d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
+		return nil, errors.New("handlers: Sessions, Auth, Tools, Views and Assets are required")
+	}
+	s := &server{
+		log: d.Logger, lock: d.Lock, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
+		servers: d.Servers, views: d.Views, assets: d.Assets, now: d.Now,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.lock == nil {
+		s.lock = unlocked{}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	// scs reports store failures through ErrorFunc; route them to the one error path.
+	d.Sessions.ErrorFunc = s.sessionError
+	crossOrigin, err := s.crossOrigin(d.Origins)
+	if err != nil {
+		return nil, err
+	}
+
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.Use(securityHeaders(d.TLS))
+
+	// Public: no session.
+	r.Get("/healthz", healthz(s.lock))
+	r.Method(http.MethodGet, "/static/*", d.Assets)
+	r.Method(http.MethodHead, "/static/*", d.Assets)
+
+	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
+	// token can only submit utterances.
+	if d.Voice != nil {
+		r.Post("/voice", voicePost(d.Voice, d.VoiceTokens, newRateLimiter(voiceRate, voiceBurst, time.Now)))
+	}
+
+	r.Group(func(r chi.Router) {
+		// Session: cross-origin POSTs are refused before the session is even loaded.
+		r.Use(crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
+		r.NotFound(s.notFound)
+		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errMethod) })
+
+		r.Get("/", s.home)
+		r.Get("/setup", s.setupPage)
+		r.Post("/setup/begin", s.setupBeginPost)
+		r.Post("/setup/finish", s.setupFinishPost)
+		r.Get("/login", s.loginPage)
+		r.Post("/login/begin", s.loginBeginPost)
+		r.Post("/login/finish", s.loginFinishPost)
+		r.Post("/logout", s.logoutPost)
+
+		// Signed in; polling does not count as activity.
+		r.With(s.requireOwner(true)).Get("/tools/servers", s.serversCardGet)
+
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireOwner(false))
+			r.Get("/tools", s.toolsPage)
+			r.Post("/tools/{id}/disable", s.toolDisablePost)
+			r.Post("/step-up/begin", s.stepUpBeginPost)
+			r.Post("/step-up/finish", s.stepUpFinishPost)
+			r.Get("/passkeys", s.passkeysPage)
+			r.Post("/passkeys/add/finish", s.passkeyAddFinishPost)
+			r.Post("/passkeys/{id}/rename", s.passkeyRenamePost)
+
+			// Step-up: the handler runs only with a fresh grant for this very action.
+			r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.toolEnablePost)
+			r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.passkeyAddBeginPost)
+			r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.passkeyRemovePost)
+		})
+	})
+	return r, nil
+}
+
+// home sends the browser where it belongs.
+func (s *server) home(w http.ResponseWriter, r *http.Request) {
+	if s.signedIn(r) {
+		http.Redirect(w, r, "/tools", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// notFound sends a signed-out browser to /login, like every other page, and tells a signed-in
+// owner the page does not exist.
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	if !s.signedIn(r) {
+		s.toLogin(w, r)
+		return
+	}
+	s.fail(w, r, errNoPage)
+}
+
+// unlocked is the LockState of a daemon without a vault.
+type unlocked struct{}
+
+func (unlocked) Locked() bool { return false }

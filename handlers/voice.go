@@ -1,0 +1,164 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"maven/app/voice"
+)
+
+// VoiceTurner handles one utterance (voice.Service).
+type VoiceTurner interface {
+	Turn(ctx context.Context, conversation, text string) voice.Reply
+}
+
+// TokenChecker checks the webhook's bearer token in constant time (voice.Tokens).
+type TokenChecker interface {
+	Check(token string) bool
+}
+
+// maxVoiceBody is the largest webhook body read (DESIGN.md: bodies over 8 KiB get 413).
+const maxVoiceBody = 8 << 10
+
+// maxConversationID bounds the ids kept in memory for confirm turns.
+const maxConversationID = 256
+
+// voiceRequest is the body of POST /voice. Besides Maven's own shape it accepts what Home
+// Assistant's webhook-conversation integration sends: `query`, or the last `messages` entry
+// whose role is "user". Other fields that integration sends are ignored.
+type voiceRequest struct {
+	ConversationID string `json:"conversation_id"`
+	Text           string `json:"text"`
+	Query          string `json:"query"`
+	Messages       []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+func (r voiceRequest) utterance() string {
+	switch {
+	case strings.TrimSpace(r.Text) != "":
+		return r.Text
+	case strings.TrimSpace(r.Query) != "":
+		return r.Query
+	}
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// voiceResponse is the webhook's answer. Output repeats Speech for front ends (Home Assistant's
+// webhook-conversation) that read that field.
+type voiceResponse struct {
+	Speech       string `json:"speech"`
+	Outcome      string `json:"outcome"`
+	ExpectsReply bool   `json:"expects_reply"`
+	Tool         string `json:"tool"`
+	Output       string `json:"output"`
+}
+
+// voicePost is POST /voice: authenticate, read, turn, answer. The token only lets a front end
+// submit utterances; it can never enable a tool or satisfy a step-up.
+func voicePost(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !tokens.Check(requestToken(r)) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="maven", Basic realm="maven"`)
+			voiceError(w, http.StatusUnauthorized, "missing or wrong voice token")
+			return
+		}
+		if !limit.allow() {
+			w.Header().Set("Retry-After", "1")
+			voiceError(w, http.StatusTooManyRequests, "too many requests")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxVoiceBody))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			voiceError(w, http.StatusRequestEntityTooLarge, "the body is larger than 8 KiB")
+			return
+		case err != nil:
+			voiceError(w, http.StatusBadRequest, "could not read the body")
+			return
+		}
+		var req voiceRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			voiceError(w, http.StatusBadRequest, "the body is not a JSON object of the expected shape")
+			return
+		}
+		text := req.utterance()
+		switch {
+		case req.ConversationID == "":
+			voiceError(w, http.StatusBadRequest, "conversation_id is required")
+			return
+		case len(req.ConversationID) > maxConversationID:
+			voiceError(w, http.StatusBadRequest, "conversation_id is too long")
+			return
+		case strings.TrimSpace(text) == "":
+			voiceError(w, http.StatusBadRequest, "text (or query, or a user message) is required")
+			return
+		}
+
+		reply := turner.Turn(r.Context(), req.ConversationID, text)
+		w.Header().Set("Cache-Control", "no-store")
+		if wantsPlainText(r) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, reply.Speech)
+			return
+		}
+		writeJSON(w, http.StatusOK, voiceResponse{Speech: reply.Speech, Outcome: string(reply.Outcome),
+			ExpectsReply: reply.ExpectsReply, Tool: reply.Tool, Output: reply.Speech})
+	}
+}
+
+// requestToken reads a bearer token, or the password of HTTP Basic auth, which is all Home
+// Assistant's webhook-conversation integration can send.
+func requestToken(r *http.Request) string {
+	if _, pass, ok := r.BasicAuth(); ok {
+		return pass
+	}
+	h := r.Header.Get("Authorization")
+	if scheme, token, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return ""
+}
+
+// wantsPlainText reports whether the client asked for the speech alone.
+func wantsPlainText(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "text/plain":
+			return true
+		case "application/json", "*/*":
+			return false
+		}
+	}
+	return false
+}
+
+func voiceError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, struct {
+		Error string `json:"error"`
+	}{msg})
+}
+
+// The webhook's rate limit: a person speaks a few turns a minute; a leaked token must not be
+// able to hammer tools.
+const (
+	voiceRate  = 2 // turns per second, sustained
+	voiceBurst = 10
+)
