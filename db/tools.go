@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -123,6 +124,10 @@ func (r toolRow) tool() (allowlist.Tool, error) {
 // ToolStore implements allowlist.Store.
 type ToolStore struct {
 	db *bun.DB
+
+	insertEventOnce sync.Once
+	insertEvent     *sql.Stmt
+	insertEventErr  error
 }
 
 // NewToolStore returns the allowlist store over db.
@@ -222,15 +227,49 @@ func (t toolTx) UpdateTool(ctx context.Context, tool *allowlist.Tool) error {
 }
 
 func (t toolTx) AppendEvent(ctx context.Context, e *allowlist.Event) error {
+	return appendEvent(ctx, t.tx, e)
+}
+
+// AppendEvent implements allowlist.Store. Voice turns call it on every run, so the statement is
+// prepared once instead of parsed each time.
+func (s *ToolStore) AppendEvent(ctx context.Context, e *allowlist.Event) error {
+	s.insertEventOnce.Do(func() {
+		s.insertEvent, s.insertEventErr = s.db.DB.PrepareContext(context.Background(),
+			"INSERT INTO tool_events (tool_id, at, actor, action, detail) VALUES (?, ?, ?, ?, ?)")
+	})
+	if s.insertEventErr != nil {
+		return fmt.Errorf("prepare event insert: %w", s.insertEventErr)
+	}
+	detail := string(e.Detail)
+	if detail == "" {
+		detail = "{}"
+	}
+	res, err := s.insertEvent.ExecContext(ctx, e.ToolID, formatTime(e.At), e.Actor, e.Action, detail)
+	if err != nil {
+		return eventInsertError(err)
+	}
+	e.ID, err = res.LastInsertId()
+	return err
+}
+
+func appendEvent(ctx context.Context, db bun.IDB, e *allowlist.Event) error {
 	r := eventRow{ToolID: e.ToolID, At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Detail: string(e.Detail)}
 	if r.Detail == "" {
 		r.Detail = "{}"
 	}
-	if _, err := t.tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return err
+	if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
+		return eventInsertError(err)
 	}
 	e.ID = r.ID
 	return nil
+}
+
+// eventInsertError maps a foreign-key failure, which is what says the row does not exist.
+func eventInsertError(err error) error {
+	if strings.Contains(err.Error(), "FOREIGN KEY constraint failed") {
+		return allowlist.ErrNotFound
+	}
+	return err
 }
 
 func getTool(ctx context.Context, db bun.IDB, id int64) (allowlist.Tool, error) {

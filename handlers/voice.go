@@ -159,6 +159,6 @@ func voiceError(w http.ResponseWriter, status int, msg string) {
 // The webhook's rate limit: a person speaks a few turns a minute; a leaked token must not be
 // able to hammer tools.
 const (
-	voiceRate  = 2 // turns per second, sustained
-	voiceBurst = 10
+	voiceRate  = 5 // turns per second, sustained
+	voiceBurst = 30
 )

@@ -65,14 +65,16 @@ func (s *Service) Version() uint64 { return s.version.Load() }
 
 // Record appends an event that changes no row, such as a voice turn that ran or was refused
 // (the audit trail covers use as well as approval).
+// It is one INSERT, without a transaction around it: a voice turn pays for it on every run.
 func (s *Service) Record(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {
-	return s.store.Update(ctx, func(st TxStore) error {
-		tx := &Tx{st: st, now: s.now().UTC()}
-		if _, err := st.GetTool(ctx, toolID); err != nil {
-			return err
-		}
-		return tx.event(ctx, toolID, actor, action, detail)
-	})
+	e, err := newEvent(s.now().UTC(), toolID, actor, action, detail)
+	if err != nil {
+		return err
+	}
+	if err := s.store.AppendEvent(ctx, &e); err != nil {
+		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
+	}
+	return nil
 }
 
 // ProposeTool proposes one row in its own transaction. See Tx.Propose.
@@ -386,23 +388,34 @@ func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string,
 }
 
 func (tx *Tx) event(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {
+	e, err := newEvent(tx.now, toolID, actor, action, detail)
+	if err != nil {
+		return err
+	}
+	if err := tx.st.AppendEvent(ctx, &e); err != nil {
+		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
+	}
+	return nil
+}
+
+// newEvent builds an audit event; empty detail values are left out.
+func newEvent(at time.Time, toolID int64, actor, action string, detail map[string]any) (Event, error) {
 	for k, v := range detail {
 		if v == "" || v == nil {
 			delete(detail, k)
 		}
 	}
+	if detail == nil {
+		detail = map[string]any{}
+	}
 	b, err := json.Marshal(detail)
 	if err != nil {
-		return fmt.Errorf("encode event detail: %w", err)
+		return Event{}, fmt.Errorf("encode event detail: %w", err)
 	}
 	if actor == "" {
 		actor = "system"
 	}
-	e := Event{ToolID: toolID, At: tx.now, Actor: actor, Action: action, Detail: b}
-	if err := tx.st.AppendEvent(ctx, &e); err != nil {
-		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
-	}
-	return nil
+	return Event{ToolID: toolID, At: at, Actor: actor, Action: action, Detail: b}, nil
 }
 
 func (tx *Tx) checkNameFree(ctx context.Context, name string, self int64) error {

@@ -103,9 +103,15 @@ func enableOffline(t *testing.T, data string, ids ...int64) {
 	defer bdb.Close()
 	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	for _, id := range ids {
-		if _, err := svc.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
-			t.Fatal(err)
-		}
+		enable(t, svc, id)
+	}
+}
+
+// enable stands in for the owner's passkey step-up.
+func enable(t *testing.T, svc *allowlist.Service, id int64) {
+	t.Helper()
+	if _, err := svc.EnableTool(context.Background(), id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+		t.Fatal(err)
 	}
 }
 
