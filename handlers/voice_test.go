@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -156,4 +157,38 @@ func voiceRoutes(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) ht
 	r := chi.NewRouter()
 	r.Post("/voice", voicePost(turner, tokens, limit))
 	return r
+}
+
+// FuzzVoicePost feeds arbitrary bodies and headers to the webhook: it never panics, answers only
+// with the contract's statuses, and reaches the turner only with a conversation and some text.
+func FuzzVoicePost(f *testing.F) {
+	for _, seed := range []string{
+		`{"conversation_id":"c","text":"list tasks"}`,
+		`{"conversation_id":"c","query":"x","messages":[{"role":"user","content":"y"}]}`,
+		`{"conversation_id":"","text":""}`, `[]`, `null`, `{"text":1}`, "\xff\xfe", `{"messages":[{"role":"user"}]}`,
+		`{"conversation_id":"c","text":"a","text":"b"}`,
+	} {
+		f.Add([]byte(seed), "application/json")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, accept string) {
+		turner := &recordingTurner{}
+		h := voiceRoutes(turner, oneToken("t"), newRateLimiter(1e9, 1e9, time.Now))
+		req := httptest.NewRequest(http.MethodPost, "/voice", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer t")
+		req.Header.Set("Accept", accept)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200:
+			if turner.calls != 1 || turner.conversation == "" || strings.TrimSpace(turner.text) == "" {
+				t.Fatalf("200 with turn %+v", turner)
+			}
+		case 400, 413:
+			if turner.calls != 0 {
+				t.Fatal("a refused body reached the turner")
+			}
+		default:
+			t.Fatalf("status %d", rec.Code)
+		}
+	})
 }
