@@ -19,7 +19,7 @@ type settingRow struct {
 	UpdatedAt string `bun:"updated_at"`
 }
 
-// SettingsStore keeps small daemon-wide values; it implements voice.TokenStore.
+// SettingsStore keeps small daemon-wide values; it implements bearer.Store.
 type SettingsStore struct {
 	db *bun.DB
 }
@@ -27,28 +27,26 @@ type SettingsStore struct {
 // NewSettingsStore returns the settings store over db.
 func NewSettingsStore(db *bun.DB) *SettingsStore { return &SettingsStore{db: db} }
 
-const voiceTokenKey = "voice_token_sha256"
-
-// VoiceTokenHash implements voice.TokenStore.
-func (s *SettingsStore) VoiceTokenHash(ctx context.Context) (string, error) {
+// Setting implements bearer.Store.
+func (s *SettingsStore) Setting(ctx context.Context, key string) (string, error) {
 	var r settingRow
-	err := s.db.NewSelect().Model(&r).Where("key = ?", voiceTokenKey).Scan(ctx)
+	err := s.db.NewSelect().Model(&r).Where("key = ?", key).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read setting %s: %w", voiceTokenKey, err)
+		return "", fmt.Errorf("read setting %s: %w", key, err)
 	}
 	return r.Value, nil
 }
 
-// SetVoiceTokenHash implements voice.TokenStore.
-func (s *SettingsStore) SetVoiceTokenHash(ctx context.Context, hash string) error {
-	r := settingRow{Key: voiceTokenKey, Value: hash, UpdatedAt: formatTime(time.Now())}
+// SetSetting implements bearer.Store.
+func (s *SettingsStore) SetSetting(ctx context.Context, key, value string) error {
+	r := settingRow{Key: key, Value: value, UpdatedAt: formatTime(time.Now())}
 	_, err := s.db.NewInsert().Model(&r).On("CONFLICT (key) DO UPDATE").
 		Set("value = EXCLUDED.value").Set("updated_at = EXCLUDED.updated_at").Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("write setting %s: %w", voiceTokenKey, err)
+		return fmt.Errorf("write setting %s: %w", key, err)
 	}
 	return nil
 }

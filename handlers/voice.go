@@ -17,7 +17,7 @@ type VoiceTurner interface {
 	Turn(ctx context.Context, conversation, text string) voice.Reply
 }
 
-// TokenChecker checks the webhook's bearer token in constant time (voice.Tokens).
+// TokenChecker checks the webhook's bearer token in constant time (bearer.Tokens).
 type TokenChecker interface {
 	Check(token string) bool
 }

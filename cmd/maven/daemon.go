@@ -8,10 +8,10 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/bearer"
 	"maven/app/config"
 	"maven/app/ipc"
 	"maven/app/mcp"
-	"maven/app/voice"
 )
 
 // daemon holds the running services the IPC methods and handlers read.
@@ -22,7 +22,7 @@ type daemon struct {
 	tools   *allowlist.Service
 	auth    *auth.Service
 	mcp     *mcp.Manager
-	tokens  *voice.Tokens
+	tokens  *bearer.Tokens
 }
 
 // Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.

@@ -18,6 +18,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/bearer"
 	"maven/app/config"
 	"maven/app/exec"
 	"maven/app/ipc"
@@ -110,7 +111,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	defer manager.Close()
 	executor := exec.New(manager, exec.Options{})
 
-	tokens, err := voice.NewTokens(ctx, db.NewSettingsStore(bdb))
+	tokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "voice")
 	if err != nil {
 		return err
 	}
