@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
@@ -47,6 +48,7 @@ const (
 	DefaultBackoffMin        = 500 * time.Millisecond
 	DefaultBackoffMax        = 60 * time.Second
 	DefaultTerminateDuration = time.Second
+	DefaultRefreshGap        = time.Second
 )
 
 // Caps on one tools/list. A longer list is treated as incomplete and never reconciled: a
@@ -78,6 +80,9 @@ type ManagerOptions struct {
 	DialTimeout     time.Duration // connect and initialize (10s)
 	ListTimeout     time.Duration // all pages of one tools/list (30s)
 	CallTimeout     time.Duration // one tools/call (30s)
+	// RefreshGap is the least time from one refresh to the next that a list_changed asks for
+	// (1s): notifications that come sooner are served together once it has passed.
+	RefreshGap time.Duration
 	// KeepAlive is the interval of the pings that detect a dead session (30s); a negative
 	// value turns them off.
 	KeepAlive  time.Duration
@@ -102,6 +107,7 @@ func (o ManagerOptions) withDefaults() ManagerOptions {
 		}
 	}
 	def(&o.RefreshInterval, DefaultRefreshInterval)
+	def(&o.RefreshGap, DefaultRefreshGap)
 	def(&o.DialTimeout, DefaultDialTimeout)
 	def(&o.ListTimeout, DefaultListTimeout)
 	def(&o.CallTimeout, DefaultCallTimeout)
@@ -300,7 +306,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 			return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrLocked)
 		}
 	}
-	cs, sessCtx, st := s.current()
+	cs, sessCtx, ended, st := s.current()
 	switch {
 	case st.State == StateLocked:
 		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrLocked)
@@ -345,10 +351,24 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 			err = callCtx.Err()
 		}
 	}
+	if err != nil && ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {
+		// A call cut off by its connection breaking (the server hung up, or sent what cannot be
+		// read) fails a moment before the session's end shows: wait that moment, so that it
+		// reads as ErrNotConnected. A JSON-RPC error is the server's own answer: no wait.
+		t := time.NewTimer(sessionEndGrace)
+		select {
+		case <-ended:
+		case <-sessCtx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, ctx.Err())
+		case isClosed(ended):
+			return exec.Result{}, fmt.Errorf("mcp %s/%s: the connection ended during the call (%w): %w", server, tool, s.mask(err), ErrNotConnected)
 		case sessCtx.Err() != nil:
 			return exec.Result{}, fmt.Errorf("mcp %s/%s: the session ended during the call: %w", server, tool, ErrNotConnected)
 		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
@@ -360,6 +380,25 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		}
 	}
 	return FlattenResult(res), nil
+}
+
+// sessionEndGrace is how long a failed call waits to see whether its session ended with it.
+const sessionEndGrace = 100 * time.Millisecond
+
+// serverAnswered reports whether err is a JSON-RPC error the server sent, rather than one the
+// client raised on a stream it could not read (a parse error or an invalid message).
+func serverAnswered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code != jsonrpc.CodeParseError && we.Code != jsonrpc.CodeInvalidRequest
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // Compile-time check that the Manager is what the Executor needs.

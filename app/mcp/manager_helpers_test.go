@@ -24,6 +24,17 @@ import (
 var scriptedBinary string
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as the hostile stdio server and the crash test's child process.
+	switch os.Getenv(helperEnv) {
+	case "":
+	case "hostile-stdio":
+		os.Exit(runHostileStdio())
+	case "crash-reconcile":
+		os.Exit(runCrashChild())
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s %q\n", helperEnv, os.Getenv(helperEnv))
+		os.Exit(2)
+	}
 	dir, err := os.MkdirTemp("", "maven-mcp-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -44,6 +55,7 @@ func TestMain(m *testing.M) {
 func fastOptions() ManagerOptions {
 	return ManagerOptions{
 		RefreshInterval:   time.Hour,
+		RefreshGap:        10 * time.Millisecond,
 		DialTimeout:       5 * time.Second,
 		ListTimeout:       5 * time.Second,
 		CallTimeout:       5 * time.Second,

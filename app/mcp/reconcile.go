@@ -45,6 +45,14 @@ type ToolReconciler struct {
 	// last remembers each server's fingerprints from its last reconcile, so an unchanged list
 	// is recognised without opening a write transaction.
 	last map[string]map[string]string
+
+	onReconcile func(server string, took time.Duration)
+}
+
+// OnReconcile sets a function told how long each reconcile of a server took (metrics). Call it
+// before the manager runs.
+func (r *ToolReconciler) OnReconcile(fn func(server string, took time.Duration)) {
+	r.onReconcile = fn
 }
 
 // NewToolReconciler returns a reconciler writing through svc.
@@ -71,6 +79,10 @@ type listedTool struct {
 // Reconcile applies one complete tools/list of a connected server. The caller guarantees
 // completeness: only such a list may withdraw anything (rule 10).
 func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*sdk.Tool) error {
+	if r.onReconcile != nil {
+		start := time.Now()
+		defer func() { r.onReconcile(server, time.Since(start)) }()
+	}
 	listed, refused := sanitize(tools)
 	r.mu.Lock()
 	r.refused[server] = refused

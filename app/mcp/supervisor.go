@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,6 +67,7 @@ type supervisor struct {
 	st         ServerStatus
 	session    *sdk.ClientSession // nil unless connected
 	sessCtx    context.Context    // ends with the session; nil with it
+	sessEnded  <-chan struct{}    // closed once the connection itself has ended; nil with it
 	endSession context.CancelFunc // ends the current dial or session
 }
 
@@ -122,11 +125,12 @@ func (s *supervisor) snapshot() ServerStatus {
 	return s.st
 }
 
-// current returns the live session, its context and the status, read together.
-func (s *supervisor) current() (*sdk.ClientSession, context.Context, ServerStatus) {
+// current returns the live session, its context, the channel closed when its connection ends,
+// and the status, read together.
+func (s *supervisor) current() (*sdk.ClientSession, context.Context, <-chan struct{}, ServerStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.session, s.sessCtx, s.st
+	return s.session, s.sessCtx, s.sessEnded, s.st
 }
 
 // set moves to state with lastErr; Since changes only with the state.
@@ -171,7 +175,7 @@ func (s *supervisor) lock() {
 	if s.endSession != nil {
 		s.endSession()
 	}
-	s.session, s.sessCtx = nil, nil
+	s.session, s.sessCtx, s.sessEnded = nil, nil, nil
 	changed := s.st.State != StateLocked
 	if changed {
 		s.st.State, s.st.Since, s.st.LastError = StateLocked, time.Now(), ""
@@ -236,8 +240,13 @@ func lockedReason(err error) string {
 	return ""
 }
 
+// maxErrorText bounds an error message kept as LastError, logged, or returned by CallTool: a
+// server writes the message of its JSON-RPC errors, and may make it megabytes long.
+const maxErrorText = 1024
+
 // errText is err's message with every secret value masked: errors of HTTP clients quote the
-// URL they were given, and the status page and logs must never show a secret.
+// URL they were given, and the status page and logs must never show a secret. It is cut to
+// maxErrorText bytes, after masking so that no part of a secret survives the cut.
 func (s *supervisor) errText(err error) string {
 	msg := err.Error()
 	s.mu.Lock()
@@ -245,6 +254,13 @@ func (s *supervisor) errText(err error) string {
 	s.mu.Unlock()
 	for _, v := range vals {
 		msg = strings.ReplaceAll(msg, v, "***")
+	}
+	if len(msg) > maxErrorText {
+		cut := maxErrorText
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + " [cut]"
 	}
 	return msg
 }
@@ -354,9 +370,13 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 	})
 	// An abandoned dial is killed outright: on a failed initialize the sdk closes the session
 	// itself, and that close waits up to 5s for a notifications/cancelled that a black-holed
-	// server never takes.
-	stopKillOnAbandon := context.AfterFunc(sessCtx, kill)
-	cs, err := s.client.Connect(sessCtx, transport, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	// server never takes. Its connection is closed too: Connect can outlive its context.
+	conns := &connRecorder{Transport: transport}
+	stopKillOnAbandon := context.AfterFunc(sessCtx, func() {
+		kill()
+		conns.close()
+	})
+	cs, err := s.client.Connect(sessCtx, conns, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	timer.Stop()
 	stopKillOnAbandon()
 	if err == nil && sessCtx.Err() != nil {
@@ -382,7 +402,7 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 	// sdk's Close waits for them), then close.
 	defer func() {
 		s.mu.Lock()
-		s.session, s.sessCtx = nil, nil
+		s.session, s.sessCtx, s.sessEnded = nil, nil, nil
 		s.mu.Unlock()
 		endSession()
 		closeSession(cs, kill, s.closeGrace())
@@ -395,7 +415,7 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 	}()
 
 	live := s.setIfLive(sessCtx, func(st *ServerStatus) {
-		s.session, s.sessCtx = cs, sessCtx
+		s.session, s.sessCtx, s.sessEnded = cs, sessCtx, ended
 		s.enter(st, StateConnected)
 		st.LastError = ""
 	})
@@ -415,8 +435,19 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 	retry := time.NewTimer(0)
 	retry.Stop()
 	defer retry.Stop()
+	// A list_changed that comes sooner than RefreshGap after the last refresh waits for the gap
+	// to pass: a server announcing changes without end gets one refresh per gap, not a refresh
+	// loop that keeps a core busy and, if its list churns, the audit trail growing.
+	gap := time.NewTimer(0)
+	gap.Stop()
+	defer gap.Stop()
+	gapPending := false
+	var lastRefresh time.Time
 	refresh := func() {
 		retry.Stop()
+		gap.Stop()
+		gapPending = false
+		defer func() { lastRefresh = time.Now() }()
 		if err := s.refreshTools(ctx, sessCtx, cs); err != nil {
 			if sessCtx.Err() == nil {
 				// A failed list leaves the session up: calls may still work, and nothing is
@@ -449,12 +480,59 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 				return time.Since(start), errInterrupted
 			}
 		case <-s.refresh:
+			if wait := s.m.opts.RefreshGap - time.Since(lastRefresh); wait > 0 {
+				if !gapPending {
+					gap.Reset(wait)
+					gapPending = true
+				}
+			} else {
+				refresh()
+			}
+		case <-gap.C:
 			refresh()
 		case <-ticker.C:
 			refresh()
 		case <-retry.C:
 			refresh()
 		}
+	}
+}
+
+// connRecorder is a transport that remembers the connection it made, so that a dial given up
+// can close it. go-sdk's Connect can outlive its context: over streamable HTTP it opens the
+// standalone stream inside Connect, on the connection's own context, and retries one that
+// fails for ten seconds and more; only closing the connection ends that. The connection itself
+// is returned unwrapped, because the sdk finds the streamable one by its type.
+type connRecorder struct {
+	sdk.Transport
+	mu     sync.Mutex
+	conn   sdk.Connection
+	closed bool
+}
+
+func (t *connRecorder) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		conn.Close()
+		return nil, errInterrupted
+	}
+	t.conn = conn
+	return conn, nil
+}
+
+// close closes the connection made, if any, and any made later.
+func (t *connRecorder) close() {
+	t.mu.Lock()
+	t.closed = true
+	conn := t.conn
+	t.mu.Unlock()
+	if conn != nil {
+		conn.Close()
 	}
 }
 
@@ -736,9 +814,43 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, err
 	}
+	body := resp.Body
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// The sdk reads a JSON answer whole, however long; an event stream it cuts per event.
+		body = &limitedBody{ReadCloser: body, left: MaxResponseBytes}
+	}
 	// The body may be a long-lived event stream: the request context lives until it is closed.
-	resp.Body = &cancelBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
+	resp.Body = &cancelBody{ReadCloser: body, done: func() { stop(); cancel() }}
 	return resp, nil
+}
+
+// MaxResponseBytes bounds an HTTP response that is not an event stream, as go-sdk bounds a
+// stdio message and a server-sent event (16 MiB each): past it the read fails, and with it the
+// session, instead of the daemon holding whatever a server cares to send.
+const MaxResponseBytes = 16 << 20
+
+// errResponseTooLarge fails the read of a body longer than MaxResponseBytes.
+var errResponseTooLarge = fmt.Errorf("response longer than %d bytes", MaxResponseBytes)
+
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errResponseTooLarge
+	}
+	// One byte more than is left tells a body that ends at the limit from one that goes on.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, errResponseTooLarge
+	}
+	return n, err
 }
 
 type cancelBody struct {
