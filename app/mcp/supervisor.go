@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -443,28 +444,38 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 	defer gap.Stop()
 	gapPending := false
 	var lastRefresh time.Time
-	refresh := func() {
+	// refresh returns an error only when the list failed because the server cannot be reached
+	// at all: then the session is over, and the supervisor says so (backoff) at once instead of
+	// after the keepalive gives up.
+	refresh := func() error {
 		retry.Stop()
 		gap.Stop()
 		gapPending = false
 		defer func() { lastRefresh = time.Now() }()
 		if err := s.refreshTools(ctx, sessCtx, cs); err != nil {
+			if connectionLost(err) {
+				return err
+			}
 			if sessCtx.Err() == nil {
 				// A failed list leaves the session up: calls may still work, and nothing is
 				// withdrawn. Try again sooner than the next periodic refresh.
 				retry.Reset(retryBo.next())
 			}
-			return
+			return nil
 		}
 		retryBo.reset()
+		return nil
 	}
 	// A request left over from an earlier session is served by this first refresh.
 	select {
 	case <-s.refresh:
 	default:
 	}
-	refresh()
+	if err := refresh(); err != nil {
+		return time.Since(start), fmt.Errorf("session lost: %w", err)
+	}
 	for {
+		var err error
 		select {
 		case <-ctx.Done():
 			return time.Since(start), ctx.Err()
@@ -486,14 +497,17 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 					gapPending = true
 				}
 			} else {
-				refresh()
+				err = refresh()
 			}
 		case <-gap.C:
-			refresh()
+			err = refresh()
 		case <-ticker.C:
-			refresh()
+			err = refresh()
 		case <-retry.C:
-			refresh()
+			err = refresh()
+		}
+		if err != nil {
+			return time.Since(start), fmt.Errorf("session lost: %w", err)
 		}
 	}
 }
@@ -918,3 +932,14 @@ func (b *backoff) next() time.Duration {
 }
 
 func (b *backoff) reset() { b.n = 0 }
+
+// connectionLost reports whether err says the server could not be reached at all (the process
+// is gone, the connection was refused or closed), as opposed to an answer it gave.
+func connectionLost(err error) bool {
+	if serverAnswered(err) {
+		return false
+	}
+	var opErr *net.OpError
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.As(err, &opErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
