@@ -52,8 +52,10 @@ type Config struct {
 	// TrustedProxies are the addresses whose forwarding headers are believed; a single address
 	// is a prefix of full length.
 	TrustedProxies []netip.Prefix
-	Tools          []Tool            // local commands, proposed to the allowlist
-	MCPServers     map[string]Server // keyed by server name
+	// Metrics serves GET /metrics to holders of the metrics token (maven metrics-token).
+	Metrics    bool
+	Tools      []Tool            // local commands, proposed to the allowlist
+	MCPServers map[string]Server // keyed by server name
 
 	// originsDerived records that Origins came from Listen, so SetListen can derive them again.
 	originsDerived bool
@@ -71,7 +73,7 @@ func Default() Config {
 	return Config{
 		Listen:          DefaultListen,
 		RPID:            DefaultRPID,
-		Origins:         defaultOrigins(DefaultListen),
+		Origins:         defaultOrigins(DefaultListen, false),
 		RefreshInterval: DefaultRefreshInterval,
 		StepUpWindow:    DefaultStepUpWindow,
 		originsDerived:  true,
@@ -120,7 +122,7 @@ func (c *Config) SetListen(addr string) error {
 	}
 	c.Listen = addr
 	if c.originsDerived {
-		c.Origins = defaultOrigins(addr)
+		c.Origins = defaultOrigins(addr, c.TLSCert != "")
 	}
 	return nil
 }
@@ -275,10 +277,15 @@ func checkListen(addr string) string {
 }
 
 // defaultOrigins derives the origin of a browser on this machine from the listen port.
-func defaultOrigins(listen string) []string {
+func defaultOrigins(listen string, tls bool) []string {
 	_, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil
+	}
+	// Served with tls_cert, the browser's origin is https: a derived http origin would never
+	// match a ceremony.
+	if tls {
+		return []string{"https://localhost:" + port}
 	}
 	return []string{"http://localhost:" + port}
 }

@@ -571,3 +571,16 @@ func TestLoad(t *testing.T) {
 		}
 	})
 }
+
+func TestMetricsKey(t *testing.T) {
+	cfg, err := Parse([]byte(`{"metrics": true}`))
+	if err != nil || !cfg.Metrics {
+		t.Fatalf("%v %v", cfg.Metrics, err)
+	}
+	if _, err := Parse([]byte(`{"metrics": "yes"}`)); err == nil || !strings.Contains(err.Error(), "metrics") {
+		t.Fatalf("a non-boolean metrics: %v", err)
+	}
+	if cfg := Default(); cfg.Metrics {
+		t.Fatal("metrics must be off unless configured")
+	}
+}

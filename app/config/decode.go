@@ -21,7 +21,7 @@ import (
 
 // Keys accepted in each kind of object.
 var (
-	topKeys    = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "tools", "mcpServers"}
+	topKeys    = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "tools", "mcpServers"}
 	toolKeys   = []string{"name", "argv"}
 	serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "allow_tools", "disabled"}
 )
@@ -78,6 +78,8 @@ func decode(data []byte) (Config, error) {
 			cfg.TLSKey, err = decodeString(raw, key, "a file path")
 		case "trusted_proxies":
 			cfg.TrustedProxies, err = decodeProxies(raw, key)
+		case "metrics":
+			cfg.Metrics, err = decodeBool(raw, key)
 		case "tools":
 			cfg.Tools, err = decodeTools(raw, key)
 		case "mcpServers":
@@ -88,7 +90,7 @@ func decode(data []byte) (Config, error) {
 		}
 	}
 	if cfg.originsDerived {
-		cfg.Origins = defaultOrigins(cfg.Listen)
+		cfg.Origins = defaultOrigins(cfg.Listen, cfg.TLSCert != "")
 	}
 	return cfg, nil
 }

@@ -75,6 +75,7 @@ type Options struct {
 	MaxPending    int           // pending confirms kept at most (10,000)
 	MaxSpeech     int           // characters of tool output read out (400)
 	UnlockURL     string        // where the owner unlocks, said while locked
+	OnTurn        func(Outcome) // told every turn's outcome (metrics); may be nil
 	Now           func() time.Time
 	Logger        *slog.Logger
 }
@@ -126,6 +127,14 @@ var confirmWords = []string{"yes", "yeah", "confirm", "do it", "go ahead"}
 
 // Turn handles one utterance of a conversation.
 func (s *Service) Turn(ctx context.Context, conversation, text string) Reply {
+	r := s.turn(ctx, conversation, text)
+	if s.opts.OnTurn != nil {
+		s.opts.OnTurn(r.Outcome)
+	}
+	return r
+}
+
+func (s *Service) turn(ctx context.Context, conversation, text string) Reply {
 	if s.lock.Locked() {
 		s.convs.clear()
 		speech := "Maven is locked, so nothing can run. Unlock it with your passkey"
