@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/vault"
 	"maven/views"
 )
 
@@ -54,7 +56,27 @@ type problem struct {
 // includes err.Error(): errors carry names and details that are for the log only.
 func classify(err error) problem {
 	info, warn := slog.LevelInfo, slog.LevelWarn
+	var uf unlockFailure
+	var tooMany *vault.TooManyAttemptsError
 	switch {
+	// First: an unlock failure must look the same whatever check failed inside it.
+	case errors.As(err, &uf), errors.Is(err, vault.ErrUnlockFailed):
+		return problem{http.StatusBadRequest, msgUnlockFailed, warn}
+	case errors.As(err, &tooMany):
+		secs := (tooMany.RetryAfter + time.Second - 1) / time.Second
+		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", max(secs, 1)), warn}
+	case errors.Is(err, vault.ErrLocked):
+		return problem{http.StatusLocked, "Maven is locked. Unlock it first.", info}
+	case errors.Is(err, vault.ErrNoVault):
+		return problem{http.StatusConflict, "There is no vault yet. Register a passkey that supports PRF to create one.", info}
+	case errors.Is(err, vault.ErrInvalid):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A secret's name is 1 to 64 of A–Z a–z 0–9 _ . - and its value at most %d KiB.", vault.MaxSecretSize>>10), info}
+	case errors.Is(err, vault.ErrNotFound):
+		return problem{http.StatusNotFound, "That secret does not exist.", info}
+	case errors.Is(err, errNotLocked):
+		return problem{http.StatusConflict, "Maven is already unlocked.", info}
+	case errors.Is(err, errNoPRFOutput):
+		return problem{http.StatusUnprocessableEntity, "This passkey gave no PRF result, so it cannot unlock Maven. It can still sign in.", warn}
 	case errors.Is(err, auth.ErrStepUpRequired), errors.Is(err, allowlist.ErrStepUpRequired):
 		return problem{http.StatusForbidden, "This needs a fresh confirmation with your passkey.", info}
 	case errors.Is(err, errCrossOrigin):
@@ -113,6 +135,9 @@ func classify(err error) problem {
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := classify(err)
 	s.log.Log(r.Context(), p.level, "request failed", "method", r.Method, "path", r.URL.Path, "status", p.status, "err", err)
+	if tooMany := (*vault.TooManyAttemptsError)(nil); errors.As(err, &tooMany) {
+		setRetryAfter(w, tooMany)
+	}
 
 	var need stepUpNeeded
 	if errors.As(err, &need) {

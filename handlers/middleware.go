@@ -24,7 +24,7 @@ func securityHeaders(tls bool) func(http.Handler) http.Handler {
 			h.Set("Referrer-Policy", "no-referrer")
 			h.Set("X-Frame-Options", "DENY")
 			h.Set("Cross-Origin-Opener-Policy", "same-origin")
-			if tls {
+			if tls || isHTTPS(r) {
 				h.Set("Strict-Transport-Security", "max-age=31536000")
 			}
 			next.ServeHTTP(w, r)
@@ -108,8 +108,13 @@ func (s *server) expire(w http.ResponseWriter, r *http.Request) {
 	s.toLogin(w, r)
 }
 
-// toLogin sends the browser to /login in the way the requester understands.
+// toLogin sends the browser to /login in the way the requester understands; to /unlock while
+// locked, which signs in too.
 func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
+	if s.lock.Locked() {
+		s.toUnlock(w, r)
+		return
+	}
 	switch {
 	case isHTMX(r):
 		w.Header().Set(hxRedirect, "/login")
@@ -118,6 +123,32 @@ func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Please sign in.", "redirect": "/login"})
 	default:
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
+	}
+}
+
+// requireUnlocked sends every request to /unlock while the daemon is locked (DESIGN.md rule
+// 19): nothing behind it runs until the owner unlocks.
+func (s *server) requireUnlocked(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.lock.Locked() {
+			s.toUnlock(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// toUnlock sends the browser to /unlock in the way the requester understands: 423 Locked with
+// a redirect for htmx and maven.js, a 303 otherwise.
+func (s *server) toUnlock(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case isHTMX(r):
+		w.Header().Set(hxRedirect, "/unlock")
+		w.WriteHeader(http.StatusLocked)
+	case wantsJSON(r):
+		writeJSON(w, http.StatusLocked, map[string]string{"error": "Maven is locked. Unlock it first.", "redirect": "/unlock"})
+	default:
+		http.Redirect(w, r, "/unlock", http.StatusSeeOther)
 	}
 }
 

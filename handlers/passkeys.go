@@ -28,15 +28,25 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 	}
 	current := ownerFrom(r.Context()).passkey
 	list := views.PasskeyList{CanRemove: len(ps) > 1}
+	open := !s.vault.Locked()
 	for _, p := range ps {
+		slot, err := s.vault.CanUnlock(r.Context(), p.CredentialID)
+		if err != nil {
+			return views.PasskeyList{}, err
+		}
 		row := views.PasskeyRow{
 			ID: p.ID, Name: p.Name, Created: formatTime(p.CreatedAt),
-			CreatedISO: p.CreatedAt.UTC().Format(time.RFC3339), CanUnlock: p.CanUnlock(),
+			CreatedISO: p.CreatedAt.UTC().Format(time.RFC3339), CanUnlock: slot,
 			Current: p.ID == current, LastUsed: "never",
 			Unlock: "can sign in, cannot unlock",
 		}
-		if p.CanUnlock() {
+		switch {
+		case slot:
 			row.Unlock = "can unlock"
+		case p.CanUnlock():
+			// PRF works, but the vault holds no key for it yet (or there is no vault yet).
+			row.Unlock = "supports PRF, not set up to unlock yet"
+			row.CanEnroll = open
 		}
 		if !p.LastUsedAt.IsZero() {
 			row.LastUsed = formatTime(p.LastUsedAt)
@@ -78,7 +88,7 @@ func (s *server) passkeyAddFinishPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errors.Join(err, perr))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": p.ID})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": p.ID, "prf": p.CanUnlock()})
 }
 
 // passkeyRenamePost renames a passkey (form field "name").
@@ -110,7 +120,17 @@ func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	p, err := s.auth.Passkey(ctx, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if err := s.auth.RemovePasskey(ctx, id, proofFrom(ctx)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// Its key slot goes too: a removed passkey must not unlock.
+	if err := s.vault.ForgetPasskey(ctx, p.CredentialID); err != nil {
 		s.fail(w, r, err)
 		return
 	}

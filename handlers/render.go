@@ -67,7 +67,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // pageInfo returns the layout data for a page.
 func (s *server) pageInfo(r *http.Request, title, nav string) views.Page {
-	return views.Page{Title: title, SignedIn: s.signedIn(r), Nav: nav}
+	p := views.Page{Title: title, SignedIn: s.signedIn(r), Nav: nav, Locked: s.lock.Locked()}
+	if p.SignedIn && s.vault.HasVault() && !s.vault.Locked() {
+		p.CanLock = true
+		used, err := s.vault.RecoveryUsed(r.Context())
+		if err != nil {
+			s.log.Warn("cannot tell whether the recovery code was used", "err", err)
+		}
+		p.RecoveryUsed = used
+	}
+	return p
 }
 
 // wantsJSON reports whether r is one of the JSON endpoints' requests (maven.js's fetch calls).

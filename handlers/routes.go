@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -17,6 +18,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/mcp"
+	"maven/app/metrics"
 	"maven/views"
 )
 
@@ -37,6 +39,12 @@ type Auth interface {
 	FinishLogin(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Passkey, error)
 	BeginStepUp(ctx context.Context, sid, origin string, action auth.Action, target int64) (*protocol.CredentialAssertion, error)
 	FinishStepUp(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Action, int64, error)
+	// BeginUnlock and BeginEnroll begin assertions that evaluate PRF; their Finish verifies the
+	// assertion and returns the PRF output unchecked (only the vault can check it).
+	BeginUnlock(ctx context.Context, sid, origin string, inputs map[string][]byte) (*protocol.CredentialAssertion, error)
+	FinishUnlock(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error)
+	BeginEnroll(ctx context.Context, sid, origin string, passkeyID int64, input []byte) (*protocol.CredentialAssertion, error)
+	FinishEnroll(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error)
 	// Redeem spends a fresh grant; auth.ErrStepUpRequired if there is none.
 	Redeem(sid string, action auth.Action, target int64) (auth.StepUp, error)
 	EndSession(sid string)
@@ -63,10 +71,13 @@ type ServerStatuses interface {
 	Status() []mcp.ServerStatus
 }
 
-// Deps are what the handlers need from the app. Logger, Lock and Now may be left zero; Servers
-// is nil when no MCP manager runs.
+// Deps are what the handlers need from the app. Logger, Lock, Vault and Now may be left zero;
+// Servers is nil when no MCP manager runs.
 type Deps struct {
-	Logger   *slog.Logger
+	Logger *slog.Logger
+	// Vault is the daemon's lock state and sealed secrets; nil serves a daemon without a vault.
+	Vault Vault
+	// Lock is what /healthz and the lock redirects read; Vault when nil.
 	Lock     LockState
 	Sessions *scs.SessionManager // from NewSessionManager
 	Auth     Auth
@@ -76,18 +87,27 @@ type Deps struct {
 	// leaves the webhook out.
 	Voice       VoiceTurner
 	VoiceTokens TokenChecker
-	Views       *views.Templates
-	Assets      *Assets
+	// Metrics, when set, counts requests and serves GET /metrics to holders of a token
+	// MetricsTokens accepts, with MetricsGauges read at each scrape.
+	Metrics       *metrics.Registry
+	MetricsTokens TokenChecker
+	MetricsGauges MetricsGauges
+	Views         *views.Templates
+	Assets        *Assets
 	// Origins are the configured browser origins; cross-origin protection trusts them.
 	Origins []string
 	TLS     bool             // served over HTTPS: HSTS
 	Now     func() time.Time // the clock of session limits (time.Now)
+	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For / X-Forwarded-Proto
+	// headers are believed; from anyone else those headers are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // server carries the dependencies of every handler.
 type server struct {
 	log      *slog.Logger
 	lock     LockState
+	vault    Vault
 	sessions *scs.SessionManager
 	auth     Auth
 	tools    Tools
@@ -99,13 +119,14 @@ type server struct {
 
 // Routes returns the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*
-//	session     /, /setup, /login, /logout and their WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /step-up/*, and their actions
-//	step-up     enabling a tool, adding or removing a passkey
+//	public      /healthz, /static/*, POST /voice (its own bearer token)
+//	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
+//	session     /, /login and its WebAuthn endpoints
+//	signed-in   /tools, /passkeys, /secrets, /step-up/*, /lock, and their actions
+//	step-up     enabling a tool, adding or removing a passkey, setting a secret, a new
+//	            recovery code
 //
-// Every state change is a POST, and every POST passes cross-origin protection. /unlock belongs
-// to the vault.
+// Every state change is a POST, and every POST passes cross-origin protection.
 func Routes(d Deps) (http.Handler, error) {
 	if d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
 		return nil, errors.New("handlers: Sessions, Auth, Tools, Views and Assets are required")
@@ -117,8 +138,15 @@ func Routes(d Deps) (http.Handler, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.vault = d.Vault
+	if s.lock == nil && s.vault != nil {
+		s.lock = s.vault
+	}
 	if s.lock == nil {
 		s.lock = unlocked{}
+	}
+	if s.vault == nil {
+		s.vault = noVault{s.lock}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -132,7 +160,12 @@ func Routes(d Deps) (http.Handler, error) {
 
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
+	r.Use(forwarded(d.TrustedProxies))
 	r.Use(securityHeaders(d.TLS))
+	if d.Metrics != nil {
+		r.Use(countRequests(d.Metrics))
+		r.Get("/metrics", metricsGet(d.Metrics, d.MetricsTokens, d.MetricsGauges))
+	}
 
 	// Public: no session.
 	r.Get("/healthz", healthz(s.lock))
@@ -151,32 +184,50 @@ func Routes(d Deps) (http.Handler, error) {
 		r.NotFound(s.notFound)
 		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errMethod) })
 
-		r.Get("/", s.home)
+		// Reachable while locked: unlocking (which also signs the owner in), registering a
+		// passkey through a setup link (how a lost passkey is replaced), signing out, locking.
+		r.Get("/unlock", s.unlockPage)
+		r.Post("/unlock/begin", s.unlockBeginPost)
+		r.Post("/unlock/finish", s.unlockFinishPost)
+		r.Post("/unlock/recovery", s.unlockRecoveryPost)
 		r.Get("/setup", s.setupPage)
 		r.Post("/setup/begin", s.setupBeginPost)
 		r.Post("/setup/finish", s.setupFinishPost)
-		r.Get("/login", s.loginPage)
-		r.Post("/login/begin", s.loginBeginPost)
-		r.Post("/login/finish", s.loginFinishPost)
 		r.Post("/logout", s.logoutPost)
+		r.With(s.requireOwner(false)).Post("/lock", s.lockPost)
 
-		// Signed in; polling does not count as activity.
-		r.With(s.requireOwner(true)).Get("/tools/servers", s.serversCardGet)
-
+		// Everything else waits for the unlock (DESIGN.md rule 19).
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireOwner(false))
-			r.Get("/tools", s.toolsPage)
-			r.Post("/tools/{id}/disable", s.toolDisablePost)
-			r.Post("/step-up/begin", s.stepUpBeginPost)
-			r.Post("/step-up/finish", s.stepUpFinishPost)
-			r.Get("/passkeys", s.passkeysPage)
-			r.Post("/passkeys/add/finish", s.passkeyAddFinishPost)
-			r.Post("/passkeys/{id}/rename", s.passkeyRenamePost)
+			r.Use(s.requireUnlocked)
+			r.Get("/", s.home)
+			r.Get("/login", s.loginPage)
+			r.Post("/login/begin", s.loginBeginPost)
+			r.Post("/login/finish", s.loginFinishPost)
 
-			// Step-up: the handler runs only with a fresh grant for this very action.
-			r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.toolEnablePost)
-			r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.passkeyAddBeginPost)
-			r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.passkeyRemovePost)
+			// Signed in; polling does not count as activity.
+			r.With(s.requireOwner(true)).Get("/tools/servers", s.serversCardGet)
+
+			r.Group(func(r chi.Router) {
+				r.Use(s.requireOwner(false))
+				r.Get("/tools", s.toolsPage)
+				r.Post("/tools/{id}/disable", s.toolDisablePost)
+				r.Post("/step-up/begin", s.stepUpBeginPost)
+				r.Post("/step-up/finish", s.stepUpFinishPost)
+				r.Get("/passkeys", s.passkeysPage)
+				r.Post("/passkeys/add/finish", s.passkeyAddFinishPost)
+				r.Post("/passkeys/{id}/rename", s.passkeyRenamePost)
+				r.Post("/passkeys/{id}/enroll/begin", s.enrollBeginPost)
+				r.Post("/passkeys/enroll/finish", s.enrollFinishPost)
+				r.Get("/secrets", s.secretsPage)
+				r.Post("/secrets/delete", s.secretDeletePost)
+
+				// Step-up: the handler runs only with a fresh grant for this very action.
+				r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.toolEnablePost)
+				r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.passkeyAddBeginPost)
+				r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.passkeyRemovePost)
+				r.With(s.requireStepUp(auth.ActionSetSecret)).Post("/secrets", s.secretSetPost)
+				r.With(s.requireStepUp(auth.ActionRotateRecovery)).Post("/secrets/recovery", s.recoveryRotatePost)
+			})
 		})
 	})
 	return r, nil
@@ -191,9 +242,13 @@ func (s *server) home(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// notFound sends a signed-out browser to /login, like every other page, and tells a signed-in
-// owner the page does not exist.
+// notFound sends the browser to /unlock while locked and a signed-out browser to /login, like
+// every other page, and tells a signed-in owner the page does not exist.
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	if s.lock.Locked() {
+		s.toUnlock(w, r)
+		return
+	}
 	if !s.signedIn(r) {
 		s.toLogin(w, r)
 		return

@@ -30,6 +30,7 @@ const (
 	keyAuthTime = "auth_time" // unix seconds of the sign-in
 	keyDeadline = "deadline"  // unix seconds after which the sign-in is void, whatever happens
 	keyLastSeen = "last_seen" // unix seconds of the last request the owner made (polls excluded)
+	keyEpoch    = "epoch"     // the vault's epoch at sign-in; a lock since then voids the session
 )
 
 // NewSessionManager returns the scs session manager with Maven's settings over store (the
@@ -100,6 +101,7 @@ func (s *server) signIn(ctx context.Context, passkey int64) error {
 	s.sessions.Put(ctx, keyAuthTime, now.Unix())
 	s.sessions.Put(ctx, keyDeadline, now.Add(SessionLifetime).Unix())
 	s.sessions.Put(ctx, keyLastSeen, now.Unix())
+	s.sessions.Put(ctx, keyEpoch, s.vault.Epoch())
 	return nil
 }
 
@@ -129,6 +131,10 @@ func (s *server) sessionState(ctx context.Context) sessionState {
 	deadline := s.sessions.GetInt64(ctx, keyDeadline)
 	last := s.sessions.GetInt64(ctx, keyLastSeen)
 	if now >= deadline || now-last >= int64(SessionIdleTimeout/time.Second) {
+		return signedInExpired
+	}
+	// Locking signs every session out, and so does a restart of a daemon with a vault.
+	if s.sessions.GetString(ctx, keyEpoch) != s.vault.Epoch() {
 		return signedInExpired
 	}
 	return signedInFresh

@@ -62,5 +62,7 @@ func (s *server) setupFinishPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": "/tools"})
+	// prf tells maven.js to run the enrollment assertion right away: authenticators rarely
+	// return a PRF result at creation, and the first PRF passkey creates the vault.
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": "/tools", "id": p.ID, "prf": p.CanUnlock()})
 }

@@ -48,6 +48,10 @@ func (s *server) stepUpPrompt(r *http.Request, d stepUpDetail) (string, error) {
 		return fmt.Sprintf("Confirm with your passkey to remove the passkey “%s”.", p.Name), nil
 	case auth.ActionAddPasskey:
 		return "Confirm with a passkey you already have, then register the new one.", nil
+	case auth.ActionSetSecret:
+		return "Confirm with your passkey to set the secret.", nil
+	case auth.ActionRotateRecovery:
+		return "Confirm with your passkey to make a new recovery code. The old one stops working.", nil
 	}
 	return "", fmt.Errorf("%w: %q", auth.ErrUnknownAction, d.Action)
 }

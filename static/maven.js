@@ -1,5 +1,5 @@
-// Maven's browser glue: the WebAuthn ceremonies (register, sign in, step-up) and the step-up
-// prompt that htmx raises. The Content-Security-Policy forbids inline script and eval, so all of
+// Maven's browser glue: the WebAuthn ceremonies (register, sign in, step-up, unlock, and the PRF
+// enrollment that lets a passkey unlock) and the step-up prompt that htmx raises. The Content-Security-Policy forbids inline script and eval, so all of
 // the page's behaviour lives here, loaded with <script defer>; htmx is configured by the
 // <meta name="htmx-config"> in the layout.
 (function () {
@@ -37,10 +37,30 @@
     return pk;
   }
 
+  // PRF inputs arrive base64url-encoded; the browser wants bytes.
+  function prfValues(v) {
+    const out = { first: fromB64u(v.first) };
+    if (v.second) out.second = fromB64u(v.second);
+    return out;
+  }
+
+  function requestExtensions(ext) {
+    if (!ext || !ext.prf) return ext;
+    const prf = Object.assign({}, ext.prf);
+    if (prf.eval) prf.eval = prfValues(prf.eval);
+    if (prf.evalByCredential) {
+      const byCred = {};
+      for (const id of Object.keys(prf.evalByCredential)) byCred[id] = prfValues(prf.evalByCredential[id]);
+      prf.evalByCredential = byCred;
+    }
+    return Object.assign({}, ext, { prf: prf });
+  }
+
   function requestOptions(server) {
     const pk = Object.assign({}, server.publicKey);
     pk.challenge = fromB64u(pk.challenge);
     pk.allowCredentials = withIds(pk.allowCredentials);
+    if (pk.extensions) pk.extensions = requestExtensions(pk.extensions);
     return pk;
   }
 
@@ -114,6 +134,10 @@
     if (res.status === 401 && data.redirect) {
       window.location.assign(data.redirect);
       throw new Failure('Your session ended. Please sign in again.');
+    }
+    if (res.status === 423 && data.redirect) {
+      window.location.assign(data.redirect);
+      throw new Failure('Maven is locked. Unlock it first.');
     }
     return { ok: res.ok, status: res.status, data: data };
   }
@@ -197,6 +221,90 @@
     return finish.data;
   }
 
+  // unlock signs in and unlocks with one assertion that also evaluates the passkey's PRF. The
+  // answer says whether it unlocked, or that this passkey can sign in but not unlock.
+  async function unlock() {
+    requirePasskeys();
+    const begin = await post('/unlock/begin');
+    if (!begin.ok) throw failure(begin);
+    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
+    const finish = await post('/unlock/finish', { credential: assertionJSON(cred) });
+    if (!finish.ok) throw failure(finish);
+    return finish.data;
+  }
+
+  // enroll lets passkey id unlock: an assertion by that passkey alone evaluates its PRF, and
+  // Maven wraps its vault key with the result (making the vault, and a recovery code, if there
+  // is none yet). Registration rarely returns a PRF result itself, hence this second gesture.
+  async function enroll(id) {
+    const begin = await post('/passkeys/' + encodeURIComponent(id) + '/enroll/begin');
+    if (!begin.ok) throw failure(begin);
+    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
+    const finish = await post('/passkeys/enroll/finish', { credential: assertionJSON(cred) });
+    if (!finish.ok) throw failure(finish);
+    return finish.data;
+  }
+
+  // afterRegistration enrolls a passkey that reported PRF support. It returns true when it
+  // took over the page to show the new vault's recovery code, which the owner must
+  // acknowledge before going on to next.
+  async function afterRegistration(done, next) {
+    if (!done.prf) return false;
+    flash('Confirm once more with the same passkey, so it can unlock Maven.', 'info');
+    let res;
+    try {
+      res = await enroll(done.id);
+    } catch (err) {
+      showNotice('The passkey was registered, but it could not be set up to unlock Maven: ' +
+        friendly(err) + ' You can try again with “Let it unlock” on the Passkeys page.', next);
+      return true;
+    }
+    flash('');
+    if (res.recovery_code) {
+      showRecoveryCode(res.recovery_code, next, res.error);
+      return true;
+    }
+    return false;
+  }
+
+  function element(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const k of Object.keys(attrs || {})) e.setAttribute(k, attrs[k]);
+    if (text) e.textContent = text;
+    return e;
+  }
+
+  // showRecoveryCode replaces the page with the vault's new recovery code, shown this once.
+  function showRecoveryCode(code, next, warning) {
+    const main = document.querySelector('main');
+    const section = element('section', { id: 'recovery-code', class: 'narrow card recovery-code' });
+    section.appendChild(element('h1', {}, 'Save your recovery code'));
+    section.appendChild(element('p', {}, 'Maven made a vault for its secrets, and this passkey unlocks it. ' +
+      'The recovery code below unlocks it when no passkey can. Write it down or keep it in a ' +
+      'password manager now: it is shown this once.'));
+    if (warning) section.appendChild(element('p', { class: 'warning' }, warning));
+    const p = element('p', { class: 'code' });
+    p.appendChild(element('code', { 'data-recovery-code': '' }, code));
+    section.appendChild(p);
+    const ack = element('p');
+    ack.appendChild(element('button', { type: 'button', class: 'primary', 'data-action': 'ack-recovery', 'data-next': next }, 'I have saved it'));
+    section.appendChild(ack);
+    main.replaceChildren(section);
+    flash('');
+  }
+
+  // showNotice replaces the page with a message and a way on.
+  function showNotice(message, next) {
+    const main = document.querySelector('main');
+    const section = element('section', { class: 'narrow card' });
+    section.appendChild(element('p', { class: 'warning' }, message));
+    const p = element('p');
+    p.appendChild(element('a', { href: next }, 'Continue'));
+    section.appendChild(p);
+    main.replaceChildren(section);
+    flash('');
+  }
+
   // stepUp proves, with a user-verified assertion, that the owner wants action on id right now.
   async function stepUp(action, id) {
     requirePasskeys();
@@ -270,7 +378,37 @@
         case 'register': {
           flash('Follow your device’s prompt to create the passkey.', 'info');
           const done = await register('/setup/begin', '/setup/finish', { token: button.dataset.token || '' });
-          window.location.assign(done.redirect || '/tools');
+          const next = done.redirect || '/tools';
+          if (!(await afterRegistration(done, next))) window.location.assign(next);
+          break;
+        }
+        case 'unlock': {
+          const done = await unlock();
+          if (done.ok) {
+            window.location.assign(done.redirect || '/tools');
+            break;
+          }
+          const note = document.getElementById('no-prf');
+          if (note) note.hidden = false;
+          else flash(done.error || 'This passkey cannot unlock Maven.', 'error');
+          const recovery = document.getElementById('recovery');
+          if (recovery) recovery.open = true;
+          const input = document.getElementById('recovery-code');
+          if (input) input.focus();
+          break;
+        }
+        case 'enroll': {
+          const res = await enroll(button.dataset.passkeyId);
+          if (res.recovery_code) {
+            showRecoveryCode(res.recovery_code, '/passkeys', res.error);
+            break;
+          }
+          await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
+          flash('This passkey can now unlock Maven.', 'info');
+          break;
+        }
+        case 'ack-recovery': {
+          window.location.assign(button.dataset.next || '/tools');
           break;
         }
         case 'login': {
@@ -279,7 +417,8 @@
           break;
         }
         case 'add-passkey': {
-          await register('/passkeys/add/begin', '/passkeys/add/finish', {});
+          const done = await register('/passkeys/add/begin', '/passkeys/add/finish', {});
+          if (await afterRegistration(done, '/passkeys')) break;
           const input = document.getElementById('passkey-name');
           if (input) input.value = '';
           await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });

@@ -4,7 +4,13 @@ package views
 type Page struct {
 	Title    string
 	SignedIn bool
-	Nav      string // the current section: "tools" or "passkeys"
+	Nav      string // the current section: "tools", "passkeys" or "secrets"
+	// Locked hides the links that would only lead back to /unlock.
+	Locked bool
+	// CanLock shows the Lock button: a vault exists and is unlocked.
+	CanLock bool
+	// RecoveryUsed warns that the recovery code has unlocked the vault and should be replaced.
+	RecoveryUsed bool
 }
 
 // Segment is a run of text, or one hidden character spelled out as its code point.
@@ -135,7 +141,10 @@ type PasskeyRow struct {
 	LastUsedISO string
 	CanUnlock   bool
 	Unlock      string // "can unlock" or "can sign in, cannot unlock"
-	Current     bool   // this session signed in with it
+	// CanEnroll offers to let the passkey unlock: it supports PRF, the vault has no slot for it,
+	// and the vault is open (or not yet created).
+	CanEnroll bool
+	Current   bool // this session signed in with it
 }
 
 // SetupPage is /setup.
@@ -162,4 +171,34 @@ type ErrorPage struct {
 type Flash struct {
 	Kind    string // "error" or "info"
 	Message string
+}
+
+// UnlockPage is /unlock, built for a phone.
+type UnlockPage struct {
+	Page
+	HasVault bool
+	Locked   bool
+	Error    string // why the recovery code did not unlock
+	// RecoveryOpen unfolds the recovery code form (after a failed attempt).
+	RecoveryOpen bool
+}
+
+// SecretsPage is /secrets.
+type SecretsPage struct {
+	Page
+	Card     SecretsCard
+	Recovery RecoveryCard
+}
+
+// SecretsCard lists the sealed secrets' names and sets new ones; setting swaps it.
+type SecretsCard struct {
+	HasVault bool
+	Names    []string
+}
+
+// RecoveryCard offers to replace the recovery code, and shows a new one once.
+type RecoveryCard struct {
+	HasVault bool
+	Used     bool   // the current code has unlocked the vault
+	Code     string // a code just made, shown this once; "" otherwise
 }

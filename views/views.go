@@ -24,6 +24,8 @@ const (
 	PageSetup    = "setup"
 	PageLogin    = "login"
 	PageError    = "error"
+	PageUnlock   = "unlock"
+	PageSecrets  = "secrets"
 )
 
 // Partial names, for Templates.Partial.
@@ -33,6 +35,8 @@ const (
 	PartialServers     = "servers/_card"
 	PartialPasskeyList = "passkeys/_list"
 	PartialFlash       = "shared/_flash"
+	PartialSecrets     = "secrets/_card"
+	PartialRecovery    = "secrets/_recovery"
 )
 
 // Templates are the parsed pages and partials.
@@ -72,12 +76,12 @@ func Parse(asset func(name string) string) (*Templates, error) {
 		}
 		t.pages[path.Base(strings.TrimSuffix(p, ".html"))] = page
 	}
-	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError} {
+	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets} {
 		if t.pages[name] == nil {
 			return nil, fmt.Errorf("views: page %q is missing", name)
 		}
 	}
-	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialServers, PartialPasskeyList, PartialFlash} {
+	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery} {
 		if base.Lookup(name) == nil {
 			return nil, fmt.Errorf("views: template %q is missing", name)
 		}

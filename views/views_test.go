@@ -13,7 +13,7 @@ func TestEveryTemplateRendersItsZeroModel(t *testing.T) {
 	}
 	pages := map[string]any{
 		PageTools: ToolsPage{}, PagePasskeys: PasskeysPage{}, PageSetup: SetupPage{},
-		PageLogin: LoginPage{}, PageError: ErrorPage{},
+		PageLogin: LoginPage{}, PageError: ErrorPage{}, PageUnlock: UnlockPage{}, PageSecrets: SecretsPage{},
 	}
 	for name, data := range pages {
 		var buf bytes.Buffer
@@ -26,7 +26,8 @@ func TestEveryTemplateRendersItsZeroModel(t *testing.T) {
 	}
 	partials := map[string]any{
 		PartialToolList: ToolList{}, PartialToolRow: ToolRow{}, PartialServers: ServersCard{},
-		PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{},
+		PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{}, PartialSecrets: SecretsCard{},
+		PartialRecovery: RecoveryCard{},
 	}
 	for name, data := range partials {
 		var buf bytes.Buffer

@@ -14,6 +14,8 @@ const (
 	kindRegister ceremonyKind = "register"
 	kindLogin    ceremonyKind = "login"
 	kindStepUp   ceremonyKind = "step-up"
+	kindUnlock   ceremonyKind = "unlock" // a PRF assertion that unlocks the vault
+	kindEnroll   ceremonyKind = "enroll" // a PRF assertion that wraps the vault's key for a passkey
 )
 
 // registrationPurpose says why a registration was allowed to begin.
@@ -37,6 +39,9 @@ type ceremony struct {
 	purpose registrationPurpose // registrations only
 	action  Action              // step-ups only
 	target  int64               // step-ups only
+	// prfInputs are the PRF inputs a PRF assertion asked for, by base64url credential ID. They
+	// are not secret (the vault stores them in the clear), only needed again at finish.
+	prfInputs map[string][]byte
 }
 
 // grant is what a verified step-up leaves behind for its session: permission for one action on
@@ -158,7 +163,7 @@ func (s *Service) Redeem(sid string, action Action, target int64) (StepUp, error
 func (s *Service) EndSession(sid string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, k := range []ceremonyKind{kindRegister, kindLogin, kindStepUp} {
+	for _, k := range []ceremonyKind{kindRegister, kindLogin, kindStepUp, kindUnlock, kindEnroll} {
 		delete(s.pending, pendingKey{sid, k})
 	}
 	delete(s.grants, sid)

@@ -19,6 +19,8 @@ const (
 	ActionRemovePasskey Action = "remove_passkey"
 	ActionSetSecret     Action = "set_secret"
 	ActionAddServer     Action = "add_server"
+	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
+	ActionRotateRecovery Action = "rotate_recovery"
 )
 
 // StepUp is proof that the owner just performed a user-verified passkey assertion for one

@@ -935,10 +935,9 @@ func (b *backoff) reset() { b.n = 0 }
 
 // connectionLost reports whether err says the server could not be reached at all (the process
 // is gone, the connection was refused or closed), as opposed to an answer it gave.
+// The transport-level causes are checked first: go-sdk wraps a refused HTTP request in a
+// JSON-RPC "rejected by transport" error too.
 func connectionLost(err error) bool {
-	if serverAnswered(err) {
-		return false
-	}
 	var opErr *net.OpError
 	return errors.Is(err, sdk.ErrConnectionClosed) || errors.As(err, &opErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)

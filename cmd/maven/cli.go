@@ -187,7 +187,18 @@ func terminalSafe(s string) string {
 }
 
 func cliVoiceToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("voice-token", flag.ContinueOnError)
+	return rotateToken(ctx, "voice", args, getenv, stdout, stderr,
+		"Send it as 'Authorization: Bearer TOKEN' (or as the HTTP Basic password) to POST /voice.")
+}
+
+func cliMetricsToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return rotateToken(ctx, "metrics", args, getenv, stdout, stderr,
+		"Scrape GET /metrics with 'Authorization: Bearer TOKEN'; the endpoint exists only with \"metrics\": true in the config.")
+}
+
+// rotateToken is `maven voice-token --rotate` and `maven metrics-token --rotate`.
+func rotateToken(ctx context.Context, name string, args []string, getenv func(string) string, stdout, stderr io.Writer, how string) error {
+	fs := flag.NewFlagSet(name+"-token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data", envOr(getenv, "MAVEN_DATA", "data"), "data directory of the running daemon (env MAVEN_DATA)")
 	rotate := fs.Bool("rotate", false, "issue a new token; the old one stops working at once")
@@ -195,13 +206,13 @@ func cliVoiceToken(ctx context.Context, args []string, getenv func(string) strin
 		return err
 	}
 	if !*rotate || fs.NArg() > 0 {
-		return usageError{"usage: maven voice-token --rotate (tokens are stored hashed and cannot be shown again)"}
+		return usageError{"usage: maven " + name + "-token --rotate (tokens are stored hashed and cannot be shown again)"}
 	}
-	var res voiceTokenResult
-	if err := (clientFlags{dataDir: *dataDir}).call(ctx, "voice_token_rotate", nil, &res); err != nil {
+	var res tokenResult
+	if err := (clientFlags{dataDir: *dataDir}).call(ctx, name+"_token_rotate", nil, &res); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, res.Token)
-	fmt.Fprintln(stderr, "This is the only time the token is shown. Send it as 'Authorization: Bearer TOKEN' (or as the HTTP Basic password) to POST /voice.")
+	fmt.Fprintln(stderr, "This is the only time the token is shown. "+how)
 	return nil
 }

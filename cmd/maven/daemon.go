@@ -12,6 +12,8 @@ import (
 	"maven/app/config"
 	"maven/app/ipc"
 	"maven/app/mcp"
+	"maven/app/metrics"
+	"maven/app/vault"
 )
 
 // daemon holds the running services the IPC methods and handlers read.
@@ -22,22 +24,28 @@ type daemon struct {
 	tools   *allowlist.Service
 	auth    *auth.Service
 	mcp     *mcp.Manager
+	vault   *vault.Gate
 	tokens  *bearer.Tokens
+	// metricsTokens opens GET /metrics when the config enables it.
+	metricsTokens *bearer.Tokens
 }
 
 // Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.
-func (d *daemon) Locked() bool { return false }
+func (d *daemon) Locked() bool { return d.vault.Locked() }
 
 // ipcMethods is the whole IPC surface. There is deliberately no method that enables or calls a
 // tool: those need the owner's passkey on the web page.
 func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 	return map[string]ipc.HandlerFunc{
-		"status":             d.ipcStatus,
-		"tools":              d.ipcTools,
-		"propose_tool":       d.ipcProposeTool,
-		"setup_link":         d.ipcSetupLink,
-		"mcp_servers":        d.ipcMCPServers,
-		"voice_token_rotate": d.ipcVoiceTokenRotate,
+		"status":               d.ipcStatus,
+		"tools":                d.ipcTools,
+		"propose_tool":         d.ipcProposeTool,
+		"setup_link":           d.ipcSetupLink,
+		"mcp_servers":          d.ipcMCPServers,
+		"voice_token_rotate":   d.ipcVoiceTokenRotate,
+		"metrics_token_rotate": d.ipcMetricsTokenRotate,
+		"lock":                 d.ipcLock,
+		"secret_set":           d.ipcSecretSet,
 	}
 }
 
@@ -140,8 +148,8 @@ func (d *daemon) ipcSetupLink(ctx context.Context, _ json.RawMessage) (any, erro
 	return setupLinkResult{URL: d.auth.SetupURL(link), ExpiresAt: link.ExpiresAt.UTC()}, nil
 }
 
-// voiceTokenResult is the `voice_token_rotate` IPC result: the only time the token is shown.
-type voiceTokenResult struct {
+// tokenResult is the result of the token rotation IPC methods: the only time a token is shown.
+type tokenResult struct {
 	Token string `json:"token"`
 }
 
@@ -150,5 +158,40 @@ func (d *daemon) ipcVoiceTokenRotate(ctx context.Context, _ json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	return voiceTokenResult{Token: token}, nil
+	return tokenResult{Token: token}, nil
+}
+
+func (d *daemon) ipcMetricsTokenRotate(ctx context.Context, _ json.RawMessage) (any, error) {
+	token, err := d.metricsTokens.Rotate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tokenResult{Token: token}, nil
+}
+
+// gauges are the metrics read at each scrape: rows by state, each server's state, the lock.
+func (d *daemon) gauges(ctx context.Context) []metrics.Sample {
+	var out []metrics.Sample
+	counts, err := d.tools.CountByState(ctx, allowlist.Filter{})
+	if err == nil {
+		for _, st := range []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn} {
+			out = append(out, metrics.Sample{Name: "maven_tools", Help: "Allowlist rows by state.",
+				Labels: []metrics.Label{{Name: "state", Value: string(st)}}, Value: float64(counts[st])})
+		}
+	}
+	for _, s := range d.mcp.Status() {
+		for _, st := range []mcp.State{mcp.StateLocked, mcp.StateConnecting, mcp.StateConnected, mcp.StateBackoff, mcp.StateFailed, mcp.StateDisabled} {
+			v := 0.0
+			if s.State == st {
+				v = 1
+			}
+			out = append(out, metrics.Sample{Name: "maven_mcp_server_state", Help: "1 for the state each MCP server is in.",
+				Labels: []metrics.Label{{Name: "server", Value: s.Name}, {Name: "state", Value: string(st)}}, Value: v})
+		}
+	}
+	locked := 0.0
+	if d.Locked() {
+		locked = 1
+	}
+	return append(out, metrics.Sample{Name: "maven_locked", Help: "1 while the daemon is locked.", Value: locked})
 }

@@ -45,7 +45,10 @@ Usage:
   maven propose NAME -- ARGV...                              propose a local command
   maven mcp-servers [--json]                                 MCP servers: state, trust, last error
   maven voice-token --rotate                                 a new bearer token for POST /voice
+  maven metrics-token --rotate                               a new bearer token for GET /metrics
   maven setup-link [--json]                                  a one-time link to register a passkey
+  maven lock [--json]                                        seal the secrets until the next unlock
+  maven secret set NAME                                      seal a secret read from stdin (while unlocked)
   maven version                                              this binary's and the daemon's version
 
 Client commands talk to the running daemon over DATA/maven.sock and take --data DIR
@@ -72,8 +75,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cliMCPServers(ctx, rest, getenv, stdout, stderr)
 	case "voice-token":
 		return cliVoiceToken(ctx, rest, getenv, stdout, stderr)
+	case "metrics-token":
+		return cliMetricsToken(ctx, rest, getenv, stdout, stderr)
 	case "setup-link":
 		return cliSetupLink(ctx, rest, getenv, stdout, stderr)
+	case "lock":
+		return cliLock(ctx, rest, getenv, stdout, stderr)
+	case "secret":
+		return cliSecret(ctx, rest, getenv, stdin, stdout, stderr)
 	case "version", "--version":
 		return cliVersion(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

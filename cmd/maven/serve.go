@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/sqlite3store"
@@ -23,6 +24,8 @@ import (
 	"maven/app/exec"
 	"maven/app/ipc"
 	"maven/app/mcp"
+	"maven/app/metrics"
+	"maven/app/vault"
 	"maven/app/voice"
 	"maven/db"
 	"maven/handlers"
@@ -105,13 +108,35 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
 	// proposes rows. Nothing is dialled here.
 	reconciler := mcp.NewToolReconciler(tools, time.Now, logger)
+	var registry *metrics.Registry
+	if cfg.Metrics {
+		registry = metrics.New()
+		reconciler.OnReconcile(func(server string, took time.Duration) {
+			registry.Observe("maven_mcp_reconcile_duration_seconds", "Time to reconcile one complete tool list.", took,
+				metrics.Label{Name: "server", Value: server})
+		})
+	}
 	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
 		RefreshInterval: cfg.RefreshInterval, Version: version,
 	}, logger)
 	defer manager.Close()
 	executor := exec.New(manager, exec.Options{})
 
+	// The vault: a daemon that has one starts locked, and nothing that needs a secret runs until
+	// the owner unlocks from /unlock. The gate is the one place that knows; unlocking only hands
+	// the manager a lookup (SetSecrets never blocks), so no dial happens on the unlock's path.
+	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(bdb), cfg.RPID, time.Now), logger)
+	if err != nil {
+		return err
+	}
+	gate.OnUnlock(manager.SetSecrets)
+	gate.OnLock(func() { manager.SetSecrets(nil) })
+
 	tokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "voice")
+	if err != nil {
+		return err
+	}
+	metricsTokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "metrics")
 	if err != nil {
 		return err
 	}
@@ -135,11 +160,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 
-	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager,
-		tokens: tokens, listen: ln.Addr().String()}
+	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
+		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String()}
 	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
 		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
+		OnTurn: func(o voice.Outcome) {
+			if registry != nil {
+				registry.Inc("maven_voice_turns_total", "Voice turns by outcome.", metrics.Label{Name: "outcome", Value: string(o)})
+			}
+		},
 	})
+	// Locking also drops pending voice confirms and every step-up grant.
+	gate.OnLock(voiceTurns.CancelPending)
+	gate.OnLock(owner.ForgetStepUps)
 	ipcServer := ipc.NewServer(logger, d.ipcMethods())
 	if err := ipcServer.Listen(filepath.Join(flags.dataDir, "maven.sock")); err != nil {
 		return err
@@ -165,18 +198,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	routes, err := handlers.Routes(handlers.Deps{
-		Logger:      logger,
-		Lock:        d,
-		Sessions:    handlers.NewSessionManager(sessionStore, tlsOn),
-		Auth:        owner,
-		Tools:       tools,
-		Servers:     manager,
-		Voice:       voiceTurns,
-		VoiceTokens: tokens,
-		Views:       pages,
-		Assets:      assets,
-		Origins:     cfg.Origins,
-		TLS:         tlsOn,
+		Logger:         logger,
+		Vault:          gate,
+		Sessions:       handlers.NewSessionManager(sessionStore, secureCookies(cfg)),
+		Auth:           owner,
+		Tools:          tools,
+		Servers:        manager,
+		Voice:          voiceTurns,
+		VoiceTokens:    tokens,
+		Metrics:        registry,
+		MetricsTokens:  metricsTokens,
+		MetricsGauges:  d.gauges,
+		Views:          pages,
+		Assets:         assets,
+		Origins:        cfg.Origins,
+		TLS:            tlsOn,
+		TrustedProxies: cfg.TrustedProxies,
 	})
 	if err != nil {
 		return err
@@ -232,6 +269,21 @@ func printFirstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.
 	logger.Info("no passkey is registered yet: open this one-time setup link to register one (valid 15 minutes, works once; 'maven setup-link' prints a new one)",
 		"url", owner.SetupURL(link), "expires", link.ExpiresAt.UTC().Format(time.RFC3339))
 	return nil
+}
+
+// secureCookies reports whether the browser reaches Maven over HTTPS: served with tls_cert, or
+// behind a TLS-terminating proxy (every configured origin is https). The session cookie is then
+// Secure and named __Host-maven.
+func secureCookies(cfg config.Config) bool {
+	if cfg.TLSCert != "" {
+		return true
+	}
+	for _, o := range cfg.Origins {
+		if !strings.HasPrefix(o, "https://") {
+			return false
+		}
+	}
+	return len(cfg.Origins) > 0
 }
 
 func localTools(cfg config.Config) []allowlist.LocalTool {

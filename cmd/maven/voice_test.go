@@ -74,7 +74,7 @@ func TestVoiceAgainstRealServers(t *testing.T) {
 	srv := serveScripted(t, remote, "127.0.0.1:0")
 	marker := filepath.Join(dir, "touched")
 	cfg := filepath.Join(dir, "maven.json")
-	c := fmt.Sprintf(`{"mcpServers": {"tasks": {"type": "http", "url": "http://%s/mcp", "allow_tools": ["search_tasks"]}},
+	c := fmt.Sprintf(`{"refresh_interval": "1s", "mcpServers": {"tasks": {"type": "http", "url": "http://%s/mcp", "allow_tools": ["search_tasks"]}},
 		"tools": [{"name": "touch_marker", "argv": ["/usr/bin/touch", %q]}]}`, srv.addr, marker)
 	if err := os.WriteFile(cfg, []byte(c), 0o600); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,8 @@ func TestVoiceAgainstRealServers(t *testing.T) {
 
 	// A stopped server: the call fails cleanly and says so.
 	srv.stop()
-	if r := postVoice(t, d.addr, token, "down", "list tasks"); r.Outcome != "error" || !strings.Contains(r.Speech, "could not run list tasks") {
+	waitFor(t, 10*time.Second, func() bool { return mcpServers(t, data)["tasks"].State == "backoff" })
+	if r := postVoice(t, d.addr, token, "down", "list tasks"); r.Outcome != "error" || !strings.Contains(r.Speech, "not connected") {
 		t.Fatalf("server down: %+v", r)
 	}
 }

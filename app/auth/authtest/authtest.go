@@ -2,12 +2,14 @@
 // server sends to navigator.credentials.create and .get with the JSON a browser would post back,
 // signed with real ES256 keys, so go-webauthn's own verification runs unchanged. Flags (UP, UV,
 // BE, BS), the signature counter and the PRF answer are settable, to test what the server does
-// when an authenticator misbehaves.
+// when an authenticator misbehaves. A credential created while PRF is on evaluates its PRF on
+// assertion the way CTAP2's hmac-secret does, so the same input always gives the same output.
 package authtest
 
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -43,6 +45,7 @@ type Authenticator struct {
 	// UP, UV, BE and BS are the flags the next answers carry.
 	UP, UV, BE, BS bool
 	// PRF is what a registration that probed prf:{} reports as enabled; nil reports nothing.
+	// Credentials created while it is true evaluate their PRF on assertion.
 	PRF *bool
 	// Attachment is reported as authenticatorAttachment ("platform" by default).
 	Attachment string
@@ -59,6 +62,7 @@ type Credential struct {
 	// Set it lower to make the authenticator look cloned.
 	Counter uint32
 	key     *ecdsa.PrivateKey
+	prfKey  []byte // nil for a credential without PRF
 }
 
 // New returns an authenticator claiming origin, with UP and UV set, not backup-eligible, and
@@ -95,6 +99,9 @@ func (a *Authenticator) Create(options []byte) ([]byte, error) {
 		return nil, err
 	}
 	cred := &Credential{ID: randomBytes(32), UserHandle: userID, RPID: o.RelyingParty.ID, key: key}
+	if a.PRF != nil && *a.PRF {
+		cred.prfKey = randomBytes(32)
+	}
 
 	cose, err := coseKey(key)
 	if err != nil {
@@ -161,12 +168,60 @@ func (a *Authenticator) Get(options []byte) ([]byte, error) {
 	if cred == nil {
 		return nil, ErrNoCredential
 	}
-	return a.Assert(cred, o.Challenge)
+	ext := map[string]any{}
+	if in := prfInput(o.Extensions.PRF, cred.ID); in != nil && cred.prfKey != nil {
+		ext["prf"] = map[string]any{"results": map[string]any{"first": b64(cred.PRF(in))}}
+	}
+	return a.assert(cred, o.Challenge, ext)
+}
+
+// prfInput is the PRF input the options ask cred to evaluate: its evalByCredential entry, else
+// eval; nil when there is none.
+func prfInput(in *protocol.PRFInputs, credID []byte) []byte {
+	if in == nil {
+		return nil
+	}
+	if v, ok := in.EvalByCredential[b64(credID)]; ok {
+		return v.First
+	}
+	if len(in.Eval.First) > 0 {
+		return in.Eval.First
+	}
+	return nil
+}
+
+// PRF returns the credential's PRF output for input as the WebAuthn prf extension defines it:
+// the authenticator's HMAC over SHA-256("WebAuthn PRF" ‖ 0x00 ‖ input). Nil for a credential
+// created without PRF.
+func (c *Credential) PRF(input []byte) []byte {
+	if c.prfKey == nil {
+		return nil
+	}
+	salt := sha256.Sum256(append([]byte("WebAuthn PRF\x00"), input...))
+	m := hmac.New(sha256.New, c.prfKey)
+	m.Write(salt[:])
+	return m.Sum(nil)
+}
+
+// ForgePRF returns the assertion JSON (what Get answered) with its PRF output replaced by output,
+// as a hostile page could send it: the signature stays valid, because PRF outputs are client
+// extension outputs the authenticator does not sign.
+func ForgePRF(assertion, output []byte) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(assertion, &m); err != nil {
+		return nil, fmt.Errorf("authtest: assertion: %w", err)
+	}
+	m["clientExtensionResults"] = map[string]any{"prf": map[string]any{"results": map[string]any{"first": b64(output)}}}
+	return json.Marshal(m)
 }
 
 // Assert signs an assertion for challenge with cred, whatever the server asked for: tests use it
-// to answer with a credential the server did not allow.
+// to answer with a credential the server did not allow. It reports no extension outputs.
 func (a *Authenticator) Assert(cred *Credential, challenge []byte) ([]byte, error) {
+	return a.assert(cred, challenge, map[string]any{})
+}
+
+func (a *Authenticator) assert(cred *Credential, challenge []byte, ext map[string]any) ([]byte, error) {
 	cred.Counter++
 	authData := a.authData(cred.RPID, 0, cred.Counter)
 	clientData := a.clientData("webauthn.get", challenge)
@@ -182,7 +237,7 @@ func (a *Authenticator) Assert(cred *Credential, challenge []byte) ([]byte, erro
 			"clientDataJSON": b64(clientData), "authenticatorData": b64(authData),
 			"signature": b64(sig), "userHandle": b64(cred.UserHandle),
 		},
-		"clientExtensionResults": map[string]any{},
+		"clientExtensionResults": ext,
 	})
 }
 

@@ -1,0 +1,248 @@
+package handlers
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-webauthn/webauthn/protocol"
+
+	"maven/app/auth"
+	"maven/app/vault"
+	"maven/views"
+)
+
+// maxRecoveryForm bounds the recovery code form; a code is 34 characters.
+const maxRecoveryForm = 4 << 10
+
+// Messages of the unlock page. One message covers every way a passkey unlock can fail once
+// the ceremony ran (a bad signature, a wrong or forged PRF output, a tampered slot), so the
+// answer never says which check failed (AUTH.md item 28).
+const (
+	msgUnlockFailed   = "That did not unlock Maven. Try again, or use your recovery code."
+	msgRecoveryFailed = "That recovery code did not unlock Maven."
+	msgNoPRF          = "This passkey can sign you in, but it cannot unlock Maven: it does not support the PRF extension, or was never set up to unlock. Use your recovery code."
+)
+
+// unlockFailure is a passkey unlock that failed after the ceremony ran. It deliberately does
+// not unwrap, so classify cannot tell a failed signature from a wrap that did not open; the
+// cause is in its text, for the log only.
+type unlockFailure struct{ cause error }
+
+func (e unlockFailure) Error() string { return "unlock failed: " + e.cause.Error() }
+
+// errNotLocked answers an unlock of a daemon that is not locked.
+var errNotLocked = errors.New("not locked")
+
+// unlockPage is GET /unlock: built for a phone, it unlocks with one passkey gesture (which also
+// signs the owner in) or with the recovery code.
+func (s *server) unlockPage(w http.ResponseWriter, r *http.Request) {
+	s.renderUnlock(w, r, http.StatusOK, "")
+}
+
+func (s *server) renderUnlock(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.renderPage(w, r, status, views.PageUnlock, views.UnlockPage{
+		Page: s.pageInfo(r, "Unlock", ""), HasVault: s.vault.HasVault(), Locked: s.vault.Locked(),
+		Error: msg, RecoveryOpen: msg != "",
+	})
+}
+
+// unlockBeginPost begins the unlock assertion: every passkey of the owner may answer, and each
+// one the vault has a slot for is asked to evaluate its PRF over that slot's input.
+func (s *server) unlockBeginPost(w http.ResponseWriter, r *http.Request) {
+	if err := readJSON(w, r, &struct{}{}); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	if !s.vault.Locked() {
+		s.fail(w, r, errNotLocked)
+		return
+	}
+	inputs, err := s.vault.PRFInputs(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	assertion, err := s.auth.BeginUnlock(ctx, s.sessionID(ctx), origin(r), inputs)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"options": assertion})
+}
+
+// unlockFinishPost verifies the assertion, then hands its PRF output to the vault: the daemon
+// unlocks only if both succeed, and the owner is then signed in under a new session token. A
+// passkey the vault has no slot for signs the owner in and is told, plainly, that it cannot
+// unlock. Nothing here dials: the vault's unlock hook only signals the MCP supervisors.
+func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) {
+	var body finishBody
+	if err := readJSON(w, r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	resp, perr := parseAssertion(body.Credential)
+	pa, err := s.auth.FinishUnlock(ctx, s.sessionID(ctx), resp)
+	defer clear(pa.Output)
+	if err != nil {
+		err = errors.Join(err, perr)
+		s.logUnlock(r, "passkey", unlockOutcome(err), credentialOf(resp, pa))
+		if isAssertionFailure(err) {
+			err = unlockFailure{err}
+		}
+		s.fail(w, r, err)
+		return
+	}
+	if !s.vault.Locked() {
+		// Unlocked meanwhile (another tab, the recovery code): the assertion still signs in.
+		s.unlockedSignIn(w, r, pa.Passkey.ID, "already unlocked", credentialOf(resp, pa))
+		return
+	}
+	if pa.Input == nil {
+		s.logUnlock(r, "passkey", "no_slot", credentialOf(resp, pa))
+		if err := s.signIn(ctx, pa.Passkey.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "signed_in": true, "no_prf": true, "error": msgNoPRF})
+		return
+	}
+	err = s.vault.UnlockWithPRF(ctx, pa.Passkey.CredentialID, pa.Output)
+	if err != nil {
+		s.logUnlock(r, "passkey", unlockOutcome(err), credentialOf(resp, pa))
+		if errors.Is(err, vault.ErrUnlockFailed) {
+			err = unlockFailure{err}
+		}
+		s.fail(w, r, err)
+		return
+	}
+	s.unlockedSignIn(w, r, pa.Passkey.ID, "unlocked", credentialOf(resp, pa))
+}
+
+// unlockedSignIn signs the owner in after a passkey unlock and says where to go next.
+func (s *server) unlockedSignIn(w http.ResponseWriter, r *http.Request, passkey int64, outcome, credential string) {
+	ctx := r.Context()
+	s.logUnlock(r, "passkey", outcome, credential)
+	if err := s.signIn(ctx, passkey); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": s.afterUnlock(ctx, true)})
+}
+
+// unlockRecoveryPost unlocks with the recovery code (form field "code"). The code does not
+// sign anyone in: a signed-in session goes on to make a new code, others go to sign in.
+func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if !s.vault.Locked() {
+		s.redirect(w, r, "/")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxRecoveryForm)
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, errors.Join(errBadRequest, err))
+		return
+	}
+	err := s.vault.UnlockWithRecovery(ctx, r.PostForm.Get("code"))
+	s.logUnlock(r, "recovery code", unlockOutcome(err), "")
+	var tooMany *vault.TooManyAttemptsError
+	switch {
+	case err == nil:
+		s.redirect(w, r, s.afterUnlock(ctx, s.signedIn(r)))
+	case errors.As(err, &tooMany):
+		setRetryAfter(w, tooMany)
+		s.renderUnlock(w, r, http.StatusTooManyRequests, classify(err).msg)
+	case errors.Is(err, vault.ErrMalformedCode):
+		s.renderUnlock(w, r, http.StatusUnprocessableEntity, "That is not a well-formed recovery code: check it for a typo. It did not count as an attempt.")
+	case errors.Is(err, vault.ErrUnlockFailed):
+		s.renderUnlock(w, r, http.StatusBadRequest, msgRecoveryFailed)
+	default:
+		s.fail(w, r, err)
+	}
+}
+
+// afterUnlock is where the browser goes once unlocked: to replace a used recovery code first
+// (AUTH.md item 33), to the tools otherwise; to sign in when the session is not the owner's.
+func (s *server) afterUnlock(ctx context.Context, signedIn bool) string {
+	if !signedIn {
+		return "/login"
+	}
+	if used, err := s.vault.RecoveryUsed(ctx); err == nil && used {
+		return "/secrets#recovery"
+	}
+	return "/tools"
+}
+
+// lockPost locks the daemon (the Lock button): the data key is forgotten, MCP sessions that
+// use secrets end, pending voice confirms and step-ups are dropped, and every browser session
+// is signed out.
+func (s *server) lockPost(w http.ResponseWriter, r *http.Request) {
+	s.vault.Lock()
+	s.log.Info("locked from the web", "passkey", ownerFrom(r.Context()).passkey, "source", r.RemoteAddr)
+	if err := s.endSession(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.redirect(w, r, "/unlock")
+}
+
+// redirect sends the browser to url after a POST: HX-Redirect for htmx, 303 otherwise.
+func (s *server) redirect(w http.ResponseWriter, r *http.Request, url string) {
+	if isHTMX(r) {
+		w.Header().Set(hxRedirect, url)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, url, http.StatusSeeOther)
+}
+
+// logUnlock records an unlock attempt: how, the outcome, which credential and from where.
+// Never the PRF output or the code.
+func (s *server) logUnlock(r *http.Request, method, outcome, credential string) {
+	s.log.Info("unlock attempt", "method", method, "outcome", outcome, "credential", credential, "source", r.RemoteAddr)
+}
+
+// unlockOutcome names an attempt's outcome for the log.
+func unlockOutcome(err error) string {
+	switch {
+	case err == nil:
+		return "unlocked"
+	case errors.Is(err, vault.ErrTooManyAttempts):
+		return "rate_limited"
+	case errors.Is(err, vault.ErrMalformedCode):
+		return "malformed"
+	case errors.Is(err, vault.ErrUnlockFailed), isAssertionFailure(err):
+		return "failed"
+	}
+	return "error"
+}
+
+// isAssertionFailure reports whether err says the assertion itself did not verify, as opposed
+// to a ceremony that was never begun, expired, or a failure on Maven's side.
+func isAssertionFailure(err error) bool {
+	return errors.Is(err, auth.ErrVerificationFailed) || errors.Is(err, auth.ErrUserNotVerified) ||
+		errors.Is(err, auth.ErrCloneWarning) || errors.Is(err, auth.ErrBackupEligibilityChanged)
+}
+
+// credentialOf names the credential of an attempt for the log: the verified passkey's, else
+// the one the client claimed.
+func credentialOf(resp *protocol.ParsedCredentialAssertionData, pa auth.PRFAssertion) string {
+	switch {
+	case pa.Passkey.CredentialID != nil:
+		return base64.RawURLEncoding.EncodeToString(pa.Passkey.CredentialID)
+	case resp != nil:
+		return base64.RawURLEncoding.EncodeToString(resp.RawID)
+	}
+	return ""
+}
+
+// setRetryAfter tells the client when the next attempt will be tried, in whole seconds.
+func setRetryAfter(w http.ResponseWriter, e *vault.TooManyAttemptsError) {
+	secs := (e.RetryAfter + time.Second - 1) / time.Second
+	w.Header().Set("Retry-After", strconv.FormatInt(int64(max(secs, 1)), 10))
+}
