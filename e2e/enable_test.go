@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"testing"
+
+	"maven/app/mcp/mcptest"
+)
+
+// TestEnableWithStepUp: a tool a scripted MCP server offers shows up proposed; `Enable` asks for
+// the passkey, the authenticator answers, and the row turns enabled in place — and the database
+// agrees.
+func TestEnableWithStepUp(t *testing.T) {
+	t.Parallel()
+	mcpServer := startScripted(t,
+		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
+		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
+	)
+	m := startMaven(t, mavenOptions{Config: configFor("5m", mcpServer.URL)})
+	tb := newBrowser(t)
+	authID := registerOwner(t, m, tb)
+
+	list := waitTool(t, m, "tasks_list_tasks", "proposed")
+	waitTool(t, m, "tasks_delete_task", "proposed")
+	tb.Goto(m.URL("/tools"))
+	r := row(tb, list.ID)
+	check(t, tb.Expect.Locator(r).ToHaveAttribute("data-state", "proposed"), "row proposed")
+	check(t, tb.Expect.Locator(r).ToHaveAttribute("data-tool-name", "tasks_list_tasks"), "row name")
+
+	before := signCount(t, tb, authID)
+	check(t, button(r, "Enable").Click(), "click Enable")
+	check(t, tb.Expect.Locator(r).ToHaveAttribute("data-state", "enabled"), "row enabled")
+	check(t, tb.Expect.Locator(button(r, "Disable")).ToBeVisible(), "Disable offered on the enabled row")
+	check(t, tb.Expect.Locator(button(r, "Enable")).ToHaveCount(0), "no Enable on the enabled row")
+	if after := signCount(t, tb, authID); after != before+1 {
+		t.Errorf("sign count %d → %d: want exactly one assertion for the step-up", before, after)
+	}
+
+	db := tools(t, m)
+	if got := db["tasks_list_tasks"].State; got != "enabled" {
+		t.Errorf("database: tasks_list_tasks is %q, want enabled", got)
+	}
+	if got := db["tasks_delete_task"].State; got != "proposed" {
+		t.Errorf("database: tasks_delete_task is %q, want it untouched (proposed)", got)
+	}
+	check(t, tb.Expect.Locator(row(tb, db["tasks_delete_task"].ID)).ToHaveAttribute("data-state", "proposed"), "the other row stays proposed")
+
+	// The page after a reload says the same as the database.
+	tb.Goto(m.URL("/tools"))
+	check(t, tb.Expect.Locator(r).ToHaveAttribute("data-state", "enabled"), "row enabled after reload")
+}

@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// TestSecretsPage is the owner setting a secret and replacing the recovery code on /secrets:
+// `Set secret` asks for the passkey (the step-up is done and the form sent again by maven.js),
+// the name is listed and the value never shown; `Make a new recovery code` asks for the passkey
+// too and shows the new code once.
+func TestSecretsPage(t *testing.T) {
+	t.Parallel()
+	m := startMaven(t, mavenOptions{})
+	tb := newBrowser(t, phone)
+	registerOwner(t, m, tb)
+
+	tb.Goto(m.URL("/secrets"))
+	check(t, tb.Page.Locator("#secret-name").Fill("vikunja_token"), "type the name")
+	check(t, tb.Page.Locator("#secret-value").Fill("tk-e2e-771"), "type the value")
+	check(t, pageButton(tb.Page, "Set secret").Click(), "click Set secret")
+	check(t, tb.Expect.Locator(tb.Page.Locator(`[data-secret="vikunja_token"]`)).ToBeVisible(), "the secret is listed")
+	html, err := tb.Page.Content()
+	check(t, err, "read the page")
+	if strings.Contains(html, "tk-e2e-771") {
+		t.Fatal("the secret's value is on the page")
+	}
+	if strings.Contains(m.Log(), "tk-e2e-771") {
+		t.Fatal("the secret's value reached the daemon's log")
+	}
+
+	check(t, pageButton(tb.Page, "Make a new recovery code").Click(), "click Make a new recovery code")
+	codeEl := tb.Page.Locator("#recovery [data-recovery-code]")
+	check(t, tb.Expect.Locator(codeEl).ToHaveText(regexp.MustCompile(`^[0-9A-Z]{4}(-[0-9A-Z]{4}){6}$`)), "the new code is shown")
+	tb.Screenshot("new-recovery-code")
+	saved := tb.Page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "I have saved it"})
+	check(t, saved.Click(), "acknowledge")
+	check(t, tb.Expect.Locator(codeEl).ToHaveCount(0), "the code is not shown again")
+}

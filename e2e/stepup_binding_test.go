@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"maven/app/mcp/mcptest"
+)
+
+// TestStepUpBoundToOneTool: a step-up performed for enabling tool A cannot be spent on tool B.
+// The page drives the JSON endpoints itself: begin for A, the passkey assertion, finish; then a
+// POST to enable B is refused with 403 and B stays proposed, while A's grant is still there for A.
+func TestStepUpBoundToOneTool(t *testing.T) {
+	t.Parallel()
+	mcpServer := startScripted(t,
+		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
+		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
+	)
+	m := startMaven(t, mavenOptions{Config: configFor("5m", mcpServer.URL)})
+	tb := newBrowser(t)
+	registerOwner(t, m, tb)
+
+	a := waitTool(t, m, "tasks_list_tasks", "proposed")
+	b := waitTool(t, m, "tasks_delete_task", "proposed")
+	tb.Goto(m.URL("/tools"))
+
+	stepUp(t, tb, a.ID)
+	res := postFrom(t, tb, "/tools/"+itoa(b.ID)+"/enable")
+	if res.Status != http.StatusForbidden {
+		t.Fatalf("enable B with A's step-up: %+v, want 403", res)
+	}
+	if su, _ := res.Body["step_up"].(map[string]any); su == nil || su["id"] != float64(b.ID) {
+		t.Errorf("the 403 asks for a step-up for B: %v", res.Body)
+	}
+	if got := toolState(t, m, b.Name); got != "proposed" {
+		t.Fatalf("database: B is %q after the refused enable, want proposed", got)
+	}
+	if got := toolState(t, m, a.Name); got != "proposed" {
+		t.Fatalf("database: A is %q, want proposed: nothing enabled it yet", got)
+	}
+
+	// A's grant was not spent by the attempt on B: it still enables A, once.
+	res = postFrom(t, tb, "/tools/"+itoa(a.ID)+"/enable")
+	if res.Type != "opaqueredirect" && res.Status != http.StatusOK {
+		t.Fatalf("enable A with A's step-up: %+v, want success", res)
+	}
+	waitTool(t, m, a.Name, "enabled")
+	if got := toolState(t, m, b.Name); got != "proposed" {
+		t.Errorf("database: B is %q, want proposed", got)
+	}
+
+	tb.Goto(m.URL("/tools"))
+	check(t, tb.Expect.Locator(row(tb, a.ID)).ToHaveAttribute("data-state", "enabled"), "A enabled on the page")
+	check(t, tb.Expect.Locator(row(tb, b.ID)).ToHaveAttribute("data-state", "proposed"), "B proposed on the page")
+}
