@@ -335,6 +335,11 @@ func (d Declared) Canonical() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("inputSchema: %w", err)
 	}
+	return canonicalWith(d, schema), nil
+}
+
+// canonicalWith writes d's canonical form around a schema that is already canonical.
+func canonicalWith(d Declared, schema []byte) string {
 	var out bytes.Buffer
 	// Keys are written in JCS order by hand: the four names are ASCII and fixed.
 	out.WriteString(`{"description":`)
@@ -346,7 +351,7 @@ func (d Declared) Canonical() (string, error) {
 	out.WriteString(`,"readOnlyHint":`)
 	out.WriteString(strconv.FormatBool(d.ReadOnlyHint))
 	out.WriteByte('}')
-	return out.String(), nil
+	return out.String()
 }
 
 func canonicalSchema(raw json.RawMessage) ([]byte, error) {
