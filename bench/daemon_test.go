@@ -1,0 +1,413 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"maven/app/auth/authtest"
+	"maven/app/ipc"
+	"maven/app/mcp"
+)
+
+// buildMaven builds cmd/maven into dir with go build, as a user would, and returns its path.
+func buildMaven(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "maven")
+	cmd := exec.Command("go", "build", "-o", bin, "maven/cmd/maven")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build maven/cmd/maven: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// daemon is a running `maven serve`.
+type daemon struct {
+	cmd    *exec.Cmd
+	addr   string // host:port it listens on
+	data   string
+	stderr *logBuffer
+	done   chan error
+	setup  chan string // the first setup link's token, if it printed one
+}
+
+// logBuffer keeps the daemon's log for failure messages.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var (
+	listeningRE  = regexp.MustCompile(`msg=listening addr=(\S+)`)
+	setupTokenRE = regexp.MustCompile(`/setup\?token=([^"\s&]+)`)
+)
+
+// startDaemon starts `maven serve --data data --listen 127.0.0.1:0 --config cfg` and returns once
+// it has logged its address; it does not wait for /healthz (bootToReady times that).
+func startDaemon(t *testing.T, bin, data, cfg string) *daemon {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--config", cfg)
+	cmd.Dir = filepath.Dir(data)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	d := &daemon{cmd: cmd, data: data, stderr: &logBuffer{}, done: make(chan error, 1), setup: make(chan string, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- cmd.Wait(); pw.Close() }()
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			d.stderr.Write([]byte(line + "\n"))
+			if m := listeningRE.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+			if m := setupTokenRE.FindStringSubmatch(line); m != nil {
+				select {
+				case d.setup <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	t.Cleanup(func() { d.kill() })
+	select {
+	case d.addr = <-addr:
+	case err := <-d.done:
+		d.done <- err
+		t.Fatalf("maven serve exited before listening: %v\n%s", err, d.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("maven serve did not log its address\n%s", d.stderr.String())
+	}
+	return d
+}
+
+// url returns the daemon's URL for path.
+func (d *daemon) url(path string) string { return "http://" + d.addr + path }
+
+// origin is the browser origin the daemon configured for itself (rp_id localhost).
+func (d *daemon) origin() string {
+	_, port, _ := net.SplitHostPort(d.addr)
+	return "http://localhost:" + port
+}
+
+func (d *daemon) socket() string { return filepath.Join(d.data, "maven.sock") }
+
+// waitReady polls /healthz until it answers 200.
+func (d *daemon) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !healthy(d.url("/healthz")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz never answered 200\n%s", d.stderr.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// healthClient never reuses a connection, so each poll sees the server as a new client does.
+var healthClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+func healthy(url string) bool {
+	resp, err := healthClient.Get(url)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// stop sends SIGTERM and waits for the daemon to exit.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(20 * time.Second):
+		t.Logf("maven serve did not stop within 20s of SIGTERM; killing it")
+		d.kill()
+	}
+}
+
+func (d *daemon) kill() {
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Kill()
+	<-d.done
+}
+
+// call makes one IPC call, as the maven client commands do.
+func (d *daemon) call(t *testing.T, method string, params, result any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ipc.Call(ctx, d.socket(), method, params, result); err != nil {
+		t.Fatalf("ipc %s: %v\n%s", method, err, d.stderr.String())
+	}
+}
+
+// servers returns the daemon's MCP servers (the mcp_servers IPC method).
+func (d *daemon) servers(t *testing.T) []mcp.ServerStatus {
+	t.Helper()
+	var list []mcp.ServerStatus
+	d.call(t, "mcp_servers", nil, &list)
+	return list
+}
+
+// waitServers polls the servers until cond holds for every one of them.
+func (d *daemon) waitServers(t *testing.T, what string, cond func(mcp.ServerStatus) bool) {
+	t.Helper()
+	waitFor(t, what, 60*time.Second, func() bool {
+		for _, s := range d.servers(t) {
+			if !cond(s) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// setupToken returns the token of the setup link the daemon printed on its first start.
+func (d *daemon) setupToken(t *testing.T) string {
+	t.Helper()
+	select {
+	case tok := <-d.setup:
+		return tok
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no setup link in the log\n%s", d.stderr.String())
+	}
+	return ""
+}
+
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// browser is a client with a cookie jar that speaks to the daemon as maven.js does, with a
+// software authenticator standing in for the passkey.
+type browser struct {
+	t      *testing.T
+	d      *daemon
+	client *http.Client
+}
+
+func newBrowser(t *testing.T, d *daemon) *browser {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{t: t, d: d, client: &http.Client{
+		Jar: jar, Timeout: 60 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// postJSON posts v as maven.js does (same origin) and decodes a 200 answer into out.
+func (b *browser) postJSON(path string, v, out any) {
+	b.t.Helper()
+	status, body := b.postJSONStatus(path, v)
+	if status != http.StatusOK {
+		b.t.Fatalf("POST %s: %d %s", path, status, body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			b.t.Fatalf("POST %s: %v: %s", path, err, body)
+		}
+	}
+}
+
+func (b *browser) postJSONStatus(path string, v any) (int, []byte) {
+	b.t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, b.d.url(path), bytes.NewReader(raw))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Origin", b.d.origin())
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// get fetches path, as htmx does when partial is set, and returns the status and body.
+func (b *browser) get(path string, partial bool) (int, []byte) {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, b.d.url(path), nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if partial {
+		req.Header.Set("HX-Request", "true")
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// beginAnswer is what the WebAuthn begin endpoints answer.
+type beginAnswer struct {
+	Options json.RawMessage `json:"options"`
+}
+
+// register registers a passkey of a through the setup link, as the /setup page does, which
+// signs the browser in; with enroll it then lets the passkey unlock, which creates the vault
+// (and unlocks it). It returns the recovery code when it made the vault.
+func (b *browser) register(a *authtest.Authenticator, token string, enroll bool) string {
+	b.t.Helper()
+	var begin beginAnswer
+	b.postJSON("/setup/begin", map[string]string{"token": token}, &begin)
+	cred, err := a.Create(begin.Options)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var fin struct {
+		OK  bool  `json:"ok"`
+		ID  int64 `json:"id"`
+		PRF bool  `json:"prf"`
+	}
+	b.postJSON("/setup/finish", map[string]any{"name": "bench", "credential": json.RawMessage(cred)}, &fin)
+	if !fin.OK || fin.ID == 0 {
+		b.t.Fatalf("setup finish: %+v", fin)
+	}
+	if !enroll {
+		return ""
+	}
+	if !fin.PRF {
+		b.t.Fatal("the passkey did not report PRF support")
+	}
+	b.postJSON(fmt.Sprintf("/passkeys/%d/enroll/begin", fin.ID), map[string]any{}, &begin)
+	if cred, err = a.Get(begin.Options); err != nil {
+		b.t.Fatal(err)
+	}
+	var ans struct {
+		OK           bool   `json:"ok"`
+		RecoveryCode string `json:"recovery_code"`
+	}
+	b.postJSON("/passkeys/enroll/finish", map[string]any{"credential": json.RawMessage(cred)}, &ans)
+	if !ans.OK || ans.RecoveryCode == "" {
+		b.t.Fatalf("enroll: %+v", ans)
+	}
+	return ans.RecoveryCode
+}
+
+// writeFile writes data to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// blackHoles starts n TCP listeners that accept connections and never answer; they and the
+// connections they took are closed when the test ends.
+func blackHoles(t *testing.T, n int) []string {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		addrs []string
+	)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}()
+		addrs = append(addrs, ln.Addr().String())
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return addrs
+}
+
+// blackHoleConfig is a config with one http MCP server per address; with header set, each needs
+// the secret tok.
+func blackHoleConfig(addrs []string, header bool) []byte {
+	var parts []string
+	for i, a := range addrs {
+		s := fmt.Sprintf(`"bh%d": {"type": "http", "url": "http://%s/mcp"`, i, a)
+		if header {
+			s += `, "headers": {"Authorization": "Bearer ${secret:tok}"}`
+		}
+		parts = append(parts, s+"}")
+	}
+	return []byte(`{"mcpServers": {` + strings.Join(parts, ", ") + `}}`)
+}

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"maven/app/auth/authtest"
+	"maven/app/mcp"
+)
+
+// unlockSide is one daemon of the unlock comparison and its owner's passkey.
+type unlockSide struct {
+	d    *daemon
+	a    *authtest.Authenticator
+	cfg  string
+	data string
+	// holes says whether its servers are black holes to wait for around each unlock.
+	holes bool
+}
+
+// benchUnlock times the answer to POST /unlock/finish of two real daemons side by side: one
+// with no MCP servers, one with ten black-holed servers that all need the secret tok. Each is
+// set up through its setup link with a PRF passkey (which makes the vault), given the secret,
+// and restarted, so it boots locked. Then, round after round, each is locked over IPC, a new
+// browser runs /unlock/begin and the authenticator's answer is posted to /unlock/finish: only
+// that request is timed. Outside the timed window the black-holed side is let settle, locked
+// before and dialling after, so both sides are measured alike.
+func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, ten []time.Duration) {
+	sides := [2]*unlockSide{}
+	for i, cfg := range [][]byte{[]byte(`{}`), blackHoleConfig(holes, true)} {
+		dir := t.TempDir()
+		s := &unlockSide{cfg: writeFile(t, dir, "maven.json", cfg), data: filepath.Join(dir, "data"), holes: i == 1}
+		s.d = startDaemon(t, bin, s.data, s.cfg)
+		s.d.waitReady(t)
+		s.a = authtest.New(s.d.origin())
+		newBrowser(t, s.d).register(s.a, s.d.setupToken(t), true)
+		s.d.call(t, "secret_set", map[string]any{"name": "tok", "value": []byte("t0k")}, nil)
+		s.d.stop(t)
+		s.d = startDaemon(t, bin, s.data, s.cfg)
+		s.d.waitReady(t)
+		// A new port is a new origin; the passkey is bound to the RP ID (localhost), not the port.
+		s.a.Origin = s.d.origin()
+		if s.holes {
+			s.d.waitServers(t, "the servers to wait locked", func(st mcp.ServerStatus) bool { return st.State == mcp.StateLocked })
+		}
+		sides[i] = s
+	}
+
+	unlock := func(s *unlockSide) time.Duration {
+		s.d.call(t, "lock", nil, nil)
+		if s.holes {
+			s.d.waitServers(t, "the servers to lock", func(st mcp.ServerStatus) bool { return st.State == mcp.StateLocked })
+		}
+		b := newBrowser(t, s.d)
+		var begin beginAnswer
+		b.postJSON("/unlock/begin", map[string]any{}, &begin)
+		cred, err := s.a.Get(begin.Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		status, body := b.postJSONStatus("/unlock/finish", map[string]any{"credential": json.RawMessage(cred)})
+		took := time.Since(start)
+		var ans struct {
+			OK bool `json:"ok"`
+		}
+		if status != http.StatusOK || json.Unmarshal(body, &ans) != nil || !ans.OK {
+			t.Fatalf("unlock: %d %s\n%s", status, body, s.d.stderr.String())
+		}
+		if s.holes {
+			s.d.waitServers(t, "the servers to dial", func(st mcp.ServerStatus) bool { return st.State != mcp.StateLocked })
+		}
+		return took
+	}
+	unlock(sides[0])
+	unlock(sides[1])
+	var took [2][]time.Duration
+	for r := range rounds {
+		for _, i := range order(r) {
+			took[i] = append(took[i], unlock(sides[i]))
+		}
+	}
+	for _, s := range sides {
+		s.d.stop(t)
+		_ = os.RemoveAll(s.data)
+	}
+	return took[0], took[1]
+}

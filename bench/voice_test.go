@@ -1,0 +1,244 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/config"
+	mexec "maven/app/exec"
+	"maven/app/mcp"
+	"maven/app/mcp/mcptest"
+	"maven/app/voice"
+	"maven/db"
+)
+
+const searchSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
+
+// voicePace is the interval between webhook requests over HTTP: under the webhook's sustained
+// limit of 5 a second, so the token bucket never runs dry and no turn is refused.
+const voicePace = 250 * time.Millisecond
+
+// voiceRemote is the scripted search_tasks server on a loopback listener, and a direct go-sdk
+// client session on it.
+type voiceRemote struct {
+	url    string
+	direct *sdk.ClientSession
+}
+
+func startVoiceRemote(t *testing.T) *voiceRemote {
+	t.Helper()
+	remote := mcptest.NewScripted(mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks",
+		InputSchema: json.RawMessage(searchSchema), ReadOnly: true, Echo: true})
+	t.Cleanup(remote.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: remote.HTTPHandler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	r := &voiceRemote{url: "http://" + ln.Addr().String() + "/mcp"}
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
+	r.direct, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: r.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.direct.Close() })
+	return r
+}
+
+// call is the direct CallTool the voice turn is compared with.
+func (r *voiceRemote) call(t *testing.T) time.Duration {
+	start := time.Now()
+	res, err := r.direct.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_tasks", Arguments: map[string]any{"query": "milk"}})
+	took := time.Since(start)
+	if err != nil || res.IsError {
+		t.Fatalf("direct CallTool: %v %+v", err, res)
+	}
+	return took
+}
+
+// notLocked is the lock state of a daemon without a vault.
+type notLocked struct{}
+
+func (notLocked) Locked() bool { return false }
+
+// benchVoiceInProcess times voice.Service.Turn ("search tasks milk": match, bind, audit event,
+// call through the MCP manager over loopback streamable HTTP) against a direct CallTool on the
+// same server, alternately, n times each, wired as the daemon wires them (real SQLite).
+func benchVoiceInProcess(t *testing.T, r *voiceRemote, n int) (turn, direct []time.Duration) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	logger := slog.New(slog.DiscardHandler)
+	rows := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	servers := map[string]config.Server{"tasks": {Name: "tasks", Type: config.TransportHTTP, URL: r.url, AllowTools: []string{"search_tasks"}}}
+	manager := mcp.NewManager(servers, mcp.NewToolReconciler(rows, time.Now, logger), mcp.ManagerOptions{Version: "bench"}, logger)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	manager.Run(mctx)
+	defer manager.Close()
+
+	var row allowlist.Tool
+	waitFor(t, "search_tasks to be proposed", 30*time.Second, func() bool {
+		list, _ := rows.List(ctx, allowlist.Filter{Scope: "mcp:tasks"})
+		if len(list) == 1 {
+			row = list[0]
+		}
+		return row.ID != 0
+	})
+	if _, err := rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+		t.Fatal(err)
+	}
+	turns := voice.New(rows, manager, mexec.New(manager, mexec.Options{}), notLocked{}, voice.Options{Logger: logger})
+	once := func() time.Duration {
+		start := time.Now()
+		rep := turns.Turn(ctx, "b", "search tasks milk")
+		took := time.Since(start)
+		if rep.Outcome != voice.OutcomeRan || !strings.Contains(rep.Speech, "milk") {
+			t.Fatalf("voice turn: %+v", rep)
+		}
+		return took
+	}
+	for range 20 {
+		once()
+		r.call(t)
+	}
+	for i := range n {
+		if i%2 == 0 {
+			turn = append(turn, once())
+			direct = append(direct, r.call(t))
+		} else {
+			direct = append(direct, r.call(t))
+			turn = append(turn, once())
+		}
+	}
+	return turn, direct
+}
+
+// voiceHTTPTimes are the over-HTTP voice figures: POST /voice, the direct CallTool beside it, and
+// GET /healthz of the same daemon, a bare HTTP round trip to it, to show what the extra hop costs.
+type voiceHTTPTimes struct {
+	post, direct, health []time.Duration
+}
+
+// benchVoiceHTTP times POST /voice on the real daemon, over HTTP, against a direct CallTool on
+// the same server and GET /healthz, in turn, n times each, one webhook request every voicePace.
+func benchVoiceHTTP(t *testing.T, bin string, r *voiceRemote, n int) voiceHTTPTimes {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	cfg := writeFile(t, dir, "maven.json", []byte(`{"mcpServers": {"tasks": {"type": "http", "url": "`+r.url+`", "allow_tools": ["search_tasks"]}}}`))
+	d := startDaemon(t, bin, data, cfg)
+	d.waitReady(t)
+	var id int64
+	waitFor(t, "search_tasks to be proposed", 30*time.Second, func() bool {
+		var rows []struct {
+			ID  int64    `json:"id"`
+			Cmd []string `json:"cmd"`
+		}
+		d.call(t, "tools", nil, &rows)
+		for _, row := range rows {
+			if strings.Join(row.Cmd, " ") == "mcp tasks search_tasks" {
+				id = row.ID
+			}
+		}
+		return id != 0
+	})
+	// Enabling is the owner's passkey step-up on /tools; here the test's stand-in does it with
+	// the daemon stopped.
+	d.stop(t)
+	bdb, err := db.Open(ctx, filepath.Join(data, "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = allowlist.NewService(db.NewToolStore(bdb), time.Now).EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = startDaemon(t, bin, data, cfg)
+	d.waitReady(t)
+	d.waitServers(t, "tasks to connect", func(s mcp.ServerStatus) bool { return s.State == mcp.StateConnected })
+	out, err := exec.Command(bin, "voice-token", "--rotate", "--data", data).Output()
+	if err != nil {
+		t.Fatalf("maven voice-token --rotate: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+
+	client := &http.Client{Timeout: 30 * time.Second}
+	body := []byte(`{"conversation_id":"b","text":"search tasks milk"}`)
+	once := func() time.Duration {
+		req, _ := http.NewRequest(http.MethodPost, d.url("/voice"), bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		took := time.Since(start)
+		var rep struct {
+			Outcome string `json:"outcome"`
+		}
+		if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &rep) != nil || rep.Outcome != "ran" {
+			t.Fatalf("POST /voice: %d %s", resp.StatusCode, raw)
+		}
+		return took
+	}
+	health := func() time.Duration {
+		start := time.Now()
+		resp, err := client.Get(d.url("/healthz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took := time.Since(start)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /healthz: %d", resp.StatusCode)
+		}
+		return took
+	}
+	tick := time.NewTicker(voicePace)
+	defer tick.Stop()
+	for range 8 {
+		<-tick.C
+		once()
+		r.call(t)
+		health()
+	}
+	var vt voiceHTTPTimes
+	for i := range n {
+		<-tick.C
+		steps := []func(){
+			func() { vt.post = append(vt.post, once()) },
+			func() { vt.direct = append(vt.direct, r.call(t)) },
+			func() { vt.health = append(vt.health, health()) },
+		}
+		for j := range steps {
+			steps[(i+j)%len(steps)]()
+		}
+	}
+	d.stop(t)
+	return vt
+}
