@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -238,10 +239,21 @@ func (m *Manager) SetSecrets(lookup func(name string) (string, bool)) {
 		}
 		if lookup == nil {
 			s.lock()
+			s.signal()
+			continue
 		}
-		s.signal()
+		// Waking every supervisor at the instant of an unlock makes them all read secrets and
+		// dial while the unlock answer is still being written, on the same few cores; a short
+		// spread-out delay lets the owner's answer go first and staggers the dials.
+		time.AfterFunc(unlockWakeDelay+rand.N(unlockWakeJitter), s.signal)
 	}
 }
+
+// The delay between an unlock and the supervisors' first dial with the new secrets.
+const (
+	unlockWakeDelay  = 50 * time.Millisecond
+	unlockWakeJitter = 100 * time.Millisecond
+)
 
 // lookup returns the current secret lookup (nil when locked) and its generation.
 func (m *Manager) lookup() (func(string) (string, bool), uint64) {
