@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -299,11 +300,22 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	if len(f.States) > 0 {
 		q = q.Where("state IN (?)", bun.In(f.States))
 	}
-	if f.Query != "" {
+	switch {
+	case f.Query == "":
+	case utf8.RuneCountInString(f.Query) >= 3:
+		// The trigram index answers substrings of three characters or more.
+		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", ftsPhrase(f.Query))
+	default:
 		pat := "%" + escapeLike(f.Query) + "%"
 		q = q.Where("(name LIKE ? ESCAPE '!' OR scope LIKE ? ESCAPE '!' OR cmd LIKE ? ESCAPE '!' OR description LIKE ? ESCAPE '!')", pat, pat, pat, pat)
 	}
 	return q
+}
+
+// ftsPhrase makes s one literal FTS5 phrase: inside double quotes nothing is syntax but a
+// doubled quote.
+func ftsPhrase(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // escapeLike makes s match itself literally in a LIKE pattern with ESCAPE '!'.

@@ -78,3 +78,60 @@ func TestListToolsQueryOrderAndPages(t *testing.T) {
 		t.Fatalf("counts: %v", counts)
 	}
 }
+
+// The search index follows every change of a row, and a query is always literal text, never
+// FTS5 syntax.
+func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	store := db.NewToolStore(bdb)
+	svc := allowlist.NewService(store, time.Now)
+	propose := func(name, desc string) allowlist.Tool {
+		row, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: name, Cmd: []string{"mcp", "srv", name}, Scope: "mcp:srv",
+			ReadOnly: true, Description: desc, Source: allowlist.SourceDiscovery})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row
+	}
+	propose("quoted", `say "hi" NEAR(a b) OR c*`)
+	row := propose("weather", "Reads the Forecast")
+	names := func(q string) string {
+		rows, err := store.ListTools(ctx, allowlist.Filter{Query: q})
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		s := ""
+		for _, r := range rows {
+			s += r.Name + " "
+		}
+		return s
+	}
+	for q, want := range map[string]string{
+		`"hi"`: "quoted ", `NEAR(a`: "quoted ", `OR c*`: "quoted ", `c*`: "quoted ", // two characters go to LIKE, where * is literal too
+		"forecast": "weather ", "FORECAST": "weather ", "srv": "quoted weather ", "mcp:srv": "quoted weather ",
+		`" OR "`: "", `""`: "",
+	} {
+		if got := names(q); got != want {
+			t.Errorf("%q: got %q, want %q", q, got, want)
+		}
+	}
+	// A redefinition changes the description: the index forgets the old text.
+	err = svc.Update(ctx, func(tx *allowlist.Tx) error {
+		_, err := tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{Fingerprint: "sha256:2", Declared: "{}", ReadOnly: true, Description: "Deletes the calendar"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names("forecast"); got != "" {
+		t.Fatalf("old text still found: %q", got)
+	}
+	if got := names("calendar"); got != "weather " {
+		t.Fatalf("new text not found: %q", got)
+	}
+}
