@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"maven/app/mcp/mcptest"
 )
 
 // Targets of issue 7.
@@ -52,7 +54,7 @@ func TestBenchReport(t *testing.T) {
 	dir := t.TempDir()
 	t.Log("building cmd/maven")
 	bin := buildMaven(t, dir)
-	holes := blackHoles(t, 10)
+	holes := mcptest.BlackHoles(t, 10)
 
 	if run("boot") {
 		t.Log("1/6 boot to ready, 0 vs 10 black-holed servers")

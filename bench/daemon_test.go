@@ -360,44 +360,6 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	return p
 }
 
-// blackHoles starts n TCP listeners that accept connections and never answer; they and the
-// connections they took are closed when the test ends.
-func blackHoles(t *testing.T, n int) []string {
-	t.Helper()
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		addrs []string
-	)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}()
-		addrs = append(addrs, ln.Addr().String())
-	}
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return addrs
-}
-
 // blackHoleConfig is a config with one http MCP server per address; with header set, each needs
 // the secret tok.
 func blackHoleConfig(addrs []string, header bool) []byte {

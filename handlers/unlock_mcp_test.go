@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -152,41 +151,6 @@ func TestSecretServersAreDialledOnlyAfterUnlock(t *testing.T) {
 	}
 }
 
-// blackHoles starts n TCP listeners that accept connections and never answer.
-func blackHoles(t *testing.T, n int) []string {
-	t.Helper()
-	var addrs []string
-	var mu sync.Mutex
-	var conns []net.Conn
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}()
-		addrs = append(addrs, ln.Addr().String())
-	}
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return addrs
-}
-
 // TestUnlockAnswerDoesNotWaitForBlackHoledServers measures the unlock answer of a daemon with
 // ten black-holed servers that all need a secret against one with no servers, side by side in
 // one run, and reports the ratio of the medians. The unlock only signals the supervisors (DESIGN.md
@@ -196,7 +160,7 @@ func blackHoles(t *testing.T, n int) []string {
 func TestUnlockAnswerDoesNotWaitForBlackHoledServers(t *testing.T) {
 	const rounds = 41
 	var servers []string
-	for i, addr := range blackHoles(t, 10) {
+	for i, addr := range mcptest.BlackHoles(t, 10) {
 		servers = append(servers, fmt.Sprintf(`"hole%d": {"type": "http", "url": "http://%s/mcp", "headers": {"Authorization": "Bearer ${secret:tok}"}}`, i, addr))
 	}
 	none := newVaultFixture(t, "")

@@ -257,44 +257,13 @@ func TestManagerDisabledServerIsNeverDialled(t *testing.T) {
 	}
 }
 
-// blackHole accepts TCP connections and never answers.
-func blackHole(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return l.Addr().String()
-}
-
 func TestManagerBlackHoledEndpoint(t *testing.T) {
 	for _, tr := range []struct {
 		transport config.Transport
 		path      string
 	}{{config.TransportHTTP, "/mcp"}, {config.TransportSSE, "/sse"}} {
 		t.Run(string(tr.transport), func(t *testing.T) {
-			addr := blackHole(t)
+			addr := mcptest.BlackHoles(t, 1)[0]
 			opts := fastOptions()
 			opts.DialTimeout = 300 * time.Millisecond
 			rec := newFakeReconciler()
@@ -808,7 +777,7 @@ func TestManagerNewSecretsReconnect(t *testing.T) {
 }
 
 func TestManagerSetSecretsNeverWaitsForADial(t *testing.T) {
-	addr := blackHole(t)
+	addr := mcptest.BlackHoles(t, 1)[0]
 	opts := fastOptions()
 	opts.DialTimeout = 10 * time.Second
 	m := startManager(t, map[string]config.Server{
