@@ -19,6 +19,9 @@ const (
 // eventStepUp is the event maven.js turns into a step-up ceremony and a retry.
 const eventStepUp = "maven:step-up"
 
+// eventToolsChanged tells the tool list to reload itself after a row changed state.
+const eventToolsChanged = "maven:tools-changed"
+
 // isHTMX reports whether htmx sent r.
 func isHTMX(r *http.Request) bool { return r.Header.Get(hxRequest) == "true" }
 

@@ -345,6 +345,14 @@ func TestDisableNeedsNoStepUp(t *testing.T) {
 	if f.state(tool.ID) != allowlist.StateDisabled {
 		t.Fatal("not disabled")
 	}
+	// The list is told to reload itself, so the row moves to its group and the counts follow.
+	if got := r.Header().Get("HX-Trigger"); got != `{"maven:tools-changed":{"target":"#tool-list"}}` {
+		t.Fatalf("HX-Trigger = %q", got)
+	}
+	list := b.htmx(http.MethodGet, "/tools", nil)
+	if !strings.Contains(list.Body.String(), `hx-trigger="maven:tools-changed"`) || !strings.Contains(list.Body.String(), `data-group="disabled"`) {
+		t.Fatalf("the list does not reload itself: %s", list.Body.String())
+	}
 }
 
 func TestCrossOriginPostIsRefused(t *testing.T) {

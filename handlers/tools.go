@@ -93,6 +93,7 @@ func (s *server) toolList(r *http.Request, q string, page int) (views.ToolList, 
 		g.Rows = append(g.Rows, s.toolRow(t))
 	}
 	list.Pager = views.Pager{Page: page, Pages: pages, From: offset + 1, To: offset + len(rows)}
+	list.RefreshURL = toolsURL(q, page)
 	if page > 1 {
 		list.Pager.PrevURL = toolsURL(q, page-1)
 	}
@@ -277,5 +278,8 @@ func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist
 		http.Redirect(w, r, "/tools", http.StatusSeeOther)
 		return
 	}
+	// The row is swapped at once; the list then reloads itself so the row moves to its new group
+	// and the counts follow.
+	w.Header().Set(hxTrigger, `{"`+eventToolsChanged+`":{"target":"#tool-list"}}`)
 	s.renderPartial(w, r, http.StatusOK, views.PartialToolRow, s.toolRow(t))
 }

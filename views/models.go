@@ -38,6 +38,9 @@ type ToolList struct {
 	Total  int          // rows that match Query
 	Pager  Pager
 	Empty  string // what to say when no row matches
+	// RefreshURL renders this list again (same query, same page): the list reloads itself from
+	// it after an Enable or Disable, so rows move to their new group and the counts follow.
+	RefreshURL string
 }
 
 // StateCount is how many matching rows are in one state.
