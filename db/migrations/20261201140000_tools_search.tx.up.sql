@@ -15,7 +15,11 @@ BEGIN
     VALUES (new.id, new.name, new.scope, new.cmd, new.description);
 END;
 
+-- Rows are written whole, so the column list alone would fire on every state change: only a
+-- change of the searched text re-indexes.
 CREATE TRIGGER tools_search_update AFTER UPDATE OF name, scope, cmd, description ON tools
+WHEN old.name IS NOT new.name OR old.scope IS NOT new.scope OR old.cmd IS NOT new.cmd
+    OR old.description IS NOT new.description
 BEGIN
     INSERT INTO tools_search (tools_search, rowid, name, scope, cmd, description)
     VALUES ('delete', old.id, old.name, old.scope, old.cmd, old.description);
