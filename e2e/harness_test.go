@@ -575,14 +575,6 @@ func (tb *tab) Goto(url string) playwright.Response {
 	return resp
 }
 
-// Viewport switches the page to another device's viewport size.
-func (tb *tab) Viewport(d device) {
-	tb.t.Helper()
-	if err := tb.Page.SetViewportSize(d.width, d.height); err != nil {
-		tb.t.Fatalf("viewport %s: %v", d.name, err)
-	}
-}
-
 // Screenshot saves a full-page screenshot of the page as e2e/out/<test name>/NN-name.png.
 func (tb *tab) Screenshot(name string) {
 	tb.t.Helper()

@@ -215,12 +215,6 @@ func ForgePRF(assertion, output []byte) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// Assert signs an assertion for challenge with cred, whatever the server asked for: tests use it
-// to answer with a credential the server did not allow. It reports no extension outputs.
-func (a *Authenticator) Assert(cred *Credential, challenge []byte) ([]byte, error) {
-	return a.assert(cred, challenge, map[string]any{})
-}
-
 func (a *Authenticator) assert(cred *Credential, challenge []byte, ext map[string]any) ([]byte, error) {
 	cred.Counter++
 	authData := a.authData(cred.RPID, 0, cred.Counter)
