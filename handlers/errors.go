@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"maven/app/allowlist"
+	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/vault"
 	"maven/views"
@@ -83,6 +84,8 @@ func classify(err error) problem {
 		return problem{http.StatusForbidden, "This request came from another site and was refused.", warn}
 	case errors.Is(err, allowlist.ErrNotFound):
 		return problem{http.StatusNotFound, "That tool does not exist.", info}
+	case errors.Is(err, approval.ErrNotFound):
+		return problem{http.StatusNotFound, "That command line does not exist.", info}
 	case errors.Is(err, auth.ErrPasskeyNotFound):
 		return problem{http.StatusNotFound, "That passkey does not exist.", info}
 	case errors.Is(err, errNoPage):

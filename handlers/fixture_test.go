@@ -19,6 +19,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"maven/app/allowlist"
+	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/app/mcp"
@@ -71,6 +72,24 @@ func (f *fakeServers) set(s ...mcp.ServerStatus) {
 	f.statuses = s
 }
 
+// fakeWaker records the servers the handlers woke.
+type fakeWaker struct {
+	mu    sync.Mutex
+	woken []string
+}
+
+func (w *fakeWaker) Wake(server string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.woken = append(w.woken, server)
+}
+
+func (w *fakeWaker) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.woken...)
+}
+
 // fixture is the real web app over a real SQLite database in a temp dir.
 type fixture struct {
 	t       testing.TB
@@ -80,6 +99,9 @@ type fixture struct {
 	auth    *auth.Service
 	clock   *clock
 	servers *fakeServers
+	// commands are the real approvals of stdio command lines; waker the fake manager they wake.
+	commands *approval.Service
+	waker    *fakeWaker
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -107,11 +129,15 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	servers := &fakeServers{}
+	commands := approval.NewService(db.NewApprovalStore(bdb), clk.Now)
+	waker := &fakeWaker{}
 	h, err := handlers.Routes(handlers.Deps{
 		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{}), false),
 		Auth:     owner,
 		Tools:    tools,
 		Servers:  servers,
+		Commands: commands,
+		Wake:     waker,
 		Views:    pages,
 		Assets:   assets,
 		Origins:  []string{testOrigin},
@@ -120,7 +146,8 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, h: h, db: bdb, tools: tools, auth: owner, clock: clk, servers: servers}
+	return &fixture{t: t, h: h, db: bdb, tools: tools, auth: owner, clock: clk, servers: servers,
+		commands: commands, waker: waker}
 }
 
 // setupToken issues a fresh setup link's token.

@@ -16,6 +16,7 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 
 	"maven/app/allowlist"
+	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/app/metrics"
@@ -71,6 +72,22 @@ type ServerStatuses interface {
 	Status() []mcp.ServerStatus
 }
 
+// ServerCommands is what the handlers need of the approvals of stdio servers' command lines
+// (*approval.Service).
+type ServerCommands interface {
+	Pending(ctx context.Context) ([]approval.PendingCommand, error)
+	// Command returns approval.ErrNotFound if no command line has that id.
+	Command(ctx context.Context, id int64) (approval.Command, error)
+	// Approve needs a step-up for auth.ActionAddServer on id (else auth.ErrStepUpRequired) and
+	// returns the server's name; approval.ErrNotFound if no command line has that id.
+	Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error)
+}
+
+// ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
+type ServerWaker interface {
+	Wake(server string)
+}
+
 // Deps are what the handlers need from the app. Logger, Lock, Vault and Now may be left zero;
 // Servers is nil when no MCP manager runs.
 type Deps struct {
@@ -83,6 +100,10 @@ type Deps struct {
 	Auth     Auth
 	Tools    Tools
 	Servers  ServerStatuses
+	// Commands approves stdio servers' command lines, after which Wake starts them; nil shows
+	// none.
+	Commands ServerCommands
+	Wake     ServerWaker
 	// Voice answers POST /voice for requests carrying a token VoiceTokens accepts; nil
 	// leaves the webhook out.
 	Voice       VoiceTurner
@@ -112,6 +133,8 @@ type server struct {
 	auth     Auth
 	tools    Tools
 	servers  ServerStatuses
+	commands ServerCommands
+	waker    ServerWaker
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
@@ -123,8 +146,8 @@ type server struct {
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
 //	signed-in   /tools, /passkeys, /secrets, /step-up/*, /lock, and their actions
-//	step-up     enabling a tool, adding or removing a passkey, setting a secret, a new
-//	            recovery code
+//	step-up     enabling a tool, approving a stdio server's command line, adding or removing
+//	            a passkey, setting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection.
 func Routes(d Deps) (http.Handler, error) {
@@ -133,7 +156,7 @@ func Routes(d Deps) (http.Handler, error) {
 	}
 	s := &server{
 		log: d.Logger, lock: d.Lock, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
-		servers: d.Servers, views: d.Views, assets: d.Assets, now: d.Now,
+		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -223,6 +246,7 @@ func Routes(d Deps) (http.Handler, error) {
 
 				// Step-up: the handler runs only with a fresh grant for this very action.
 				r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.toolEnablePost)
+				r.With(s.requireStepUp(auth.ActionAddServer)).Post("/servers/commands/{id}/approve", s.serverCommandApprovePost)
 				r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.passkeyAddBeginPost)
 				r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.passkeyRemovePost)
 				r.With(s.requireStepUp(auth.ActionSetSecret)).Post("/secrets", s.secretSetPost)

@@ -11,18 +11,83 @@ import (
 
 // serversCardGet is the "MCP servers" card alone, which polls itself every two seconds.
 func (s *server) serversCardGet(w http.ResponseWriter, r *http.Request) {
-	s.renderPartial(w, r, http.StatusOK, views.PartialServers, s.serversCard())
+	card, err := s.serversCard(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.renderPartial(w, r, http.StatusOK, views.PartialServers, card)
 }
 
-// serversCard is the view of every server's status. Names, targets and errors are shown as
-// text: html/template escapes whatever a server sends.
-func (s *server) serversCard() views.ServersCard {
+// serverCommandApprovePost approves a stdio server's command line and wakes its supervisor,
+// which starts it. requireStepUp has already spent the session's grant for exactly this command
+// line; without it this handler never runs.
+func (s *server) serverCommandApprovePost(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if s.commands == nil {
+		s.fail(w, r, errNoPage)
+		return
+	}
+	server, err := s.commands.Approve(r.Context(), id, proofFrom(r.Context()))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("stdio command line approved", "server", server, "command_id", id)
+	if s.waker != nil {
+		s.waker.Wake(server)
+	}
+	if !isHTMX(r) {
+		http.Redirect(w, r, "/tools", http.StatusSeeOther)
+		return
+	}
+	card, err := s.serversCard(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.renderPartial(w, r, http.StatusOK, views.PartialServers, card)
+}
+
+// serversCard is the view of every server's status and of the command lines that wait for the
+// owner's approval. Names, targets, command lines and errors are shown as text: html/template
+// escapes whatever a server or the config holds.
+func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
 	if s.servers == nil {
-		return views.ServersCard{}
+		return views.ServersCard{}, nil
 	}
 	now := s.now()
 	statuses := s.servers.Status()
 	card := views.ServersCard{Poll: true, Servers: make([]views.ServerRow, 0, len(statuses))}
+	// Only the command lines a supervisor is held back by right now: a pending row of a server
+	// since removed from the config, or whose config went back to an approved command line, is
+	// no longer what would start.
+	waiting := map[string]bool{}
+	for _, st := range statuses {
+		if st.State == mcp.StateDisabled && st.LastError == mcp.MsgUnapproved {
+			waiting[st.Name] = true
+		}
+	}
+	if s.commands != nil && len(waiting) > 0 {
+		pending, err := s.commands.Pending(r.Context())
+		if err != nil {
+			return views.ServersCard{}, err
+		}
+		for _, p := range pending {
+			if waiting[p.Server] {
+				card.Pending = append(card.Pending, views.PendingCommand{
+					ID: p.ID, Server: p.Server, Display: p.Display, SeenAt: formatTime(p.SeenAt),
+				})
+			}
+		}
+	}
+	// A poll would replace the Approve button while its passkey prompt is open, and the step-up
+	// retries the button it started from; the card polls again once nothing waits.
+	card.Poll = len(card.Pending) == 0
 	for _, st := range statuses {
 		row := views.ServerRow{
 			Name: st.Name, Transport: st.Transport, Target: st.Target, State: string(st.State),
@@ -35,7 +100,7 @@ func (s *server) serversCard() views.ServersCard {
 		}
 		card.Servers = append(card.Servers, row)
 	}
-	return card
+	return card, nil
 }
 
 func serverStateLabel(st mcp.State) string {

@@ -46,6 +46,15 @@ func (s *server) stepUpPrompt(r *http.Request, d stepUpDetail) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("Confirm with your passkey to remove the passkey “%s”.", p.Name), nil
+	case auth.ActionAddServer:
+		if s.commands == nil {
+			return "", errNoPage
+		}
+		c, err := s.commands.Command(r.Context(), d.ID)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Confirm with your passkey to start the MCP server “%s” with the command line shown.", c.Server), nil
 	case auth.ActionAddPasskey:
 		return "Confirm with a passkey you already have, then register the new one.", nil
 	case auth.ActionSetSecret:

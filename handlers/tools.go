@@ -58,8 +58,13 @@ func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) {
 		s.renderPartial(w, r, http.StatusOK, views.PartialToolList, list)
 		return
 	}
+	servers, err := s.serversCard(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	s.renderPage(w, r, http.StatusOK, views.PageTools, views.ToolsPage{
-		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: s.serversCard(),
+		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: servers,
 	})
 }
 

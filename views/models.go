@@ -104,6 +104,16 @@ type FieldDiff struct {
 type ServersCard struct {
 	Poll    bool // refresh itself every few seconds
 	Servers []ServerRow
+	// Pending are the stdio command lines that wait for the owner's approval to start.
+	Pending []PendingCommand
+}
+
+// PendingCommand is a stdio server's command line that starts only once the owner approves it.
+type PendingCommand struct {
+	ID      int64
+	Server  string
+	Display string // the exact command line, environment and working directory
+	SeenAt  string
 }
 
 // ServerRow is one MCP server's status.

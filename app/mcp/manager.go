@@ -99,6 +99,11 @@ type ManagerOptions struct {
 	Getenv func(string) string
 	// Version is the client version sent in initialize ("dev").
 	Version string
+	// ApproveStdio reports whether the owner approved a stdio server's command line (see
+	// StdioCommand); the supervisor asks before every start, and an unapproved command line
+	// never starts: the server shows as disabled with MsgUnapproved until Wake. Nil approves
+	// every command line. It is called from the supervisors' goroutines.
+	ApproveStdio func(ctx context.Context, server, display, digest string) (bool, error)
 }
 
 func (o ManagerOptions) withDefaults() ManagerOptions {
@@ -246,6 +251,14 @@ func (m *Manager) SetSecrets(lookup func(name string) (string, bool)) {
 		// dial while the unlock answer is still being written, on the same few cores; a short
 		// spread-out delay lets the owner's answer go first and staggers the dials.
 		time.AfterFunc(unlockWakeDelay+rand.N(unlockWakeJitter), s.signal)
+	}
+}
+
+// Wake makes server's supervisor look again at once at what it waits for: its secrets, or the
+// approval of its command line. An unknown server is ignored. It never blocks.
+func (m *Manager) Wake(server string) {
+	if s, ok := m.sups[server]; ok {
+		s.signal()
 	}
 }
 

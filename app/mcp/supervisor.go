@@ -60,8 +60,10 @@ type supervisor struct {
 	needsSecrets bool
 	logger       *slog.Logger
 	client       *sdk.Client
-	wake         chan struct{} // secrets changed
+	wake         chan struct{} // secrets or approvals changed
 	refresh      chan struct{} // a refresh is pending; with the one running, at most two
+	// The command line of a stdio server and its digest (StdioCommand); "" for http and sse.
+	display, digest string
 
 	mu         sync.Mutex
 	secretVals []string // values of the secrets in use, masked in errors
@@ -91,6 +93,9 @@ func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
 			State:     StateConnecting,
 			Since:     time.Now(),
 		},
+	}
+	if cfg.Type == config.TransportStdio {
+		s.display, s.digest = StdioCommand(cfg)
 	}
 	switch {
 	case cfg.Disabled:
@@ -153,7 +158,7 @@ func (s *supervisor) update(f func(*ServerStatus)) {
 	}
 }
 
-// signal wakes the supervisor to look at the secrets again.
+// signal wakes the supervisor to look at the secrets and the approval again.
 func (s *supervisor) signal() {
 	select {
 	case s.wake <- struct{}{}:
@@ -195,6 +200,24 @@ func (s *supervisor) run(ctx context.Context) {
 	}
 	bo := backoff{min: s.m.opts.BackoffMin, max: s.m.opts.BackoffMax}
 	for ctx.Err() == nil {
+		approved, err := s.approved(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			d := bo.next()
+			s.set(StateBackoff, s.errText(err))
+			s.logger.Warn("mcp server: cannot check its command line", "error", s.errText(err), "retry_in", d.Round(time.Millisecond))
+			s.sleep(ctx, d)
+			continue
+		case !approved:
+			// Never started: the owner has not seen this command line (DESIGN.md rule 25).
+			s.set(StateDisabled, MsgUnapproved)
+			s.logger.Info("mcp server waits for the owner to approve its command line")
+			s.sleep(ctx, 0)
+			continue
+		}
+
 		cfg, gen, err := s.resolve()
 		switch {
 		case errors.Is(err, ErrLocked):
@@ -230,6 +253,15 @@ func (s *supervisor) run(ctx context.Context) {
 		s.logger.Info("mcp server unavailable", "error", s.errText(err), "retry_in", d.Round(time.Millisecond))
 		s.sleep(ctx, d)
 	}
+}
+
+// approved asks ManagerOptions.ApproveStdio whether a stdio server's command line may start;
+// anything else needs no approval.
+func (s *supervisor) approved(ctx context.Context) (bool, error) {
+	if s.cfg.Type != config.TransportStdio || s.m.opts.ApproveStdio == nil {
+		return true, nil
+	}
+	return s.m.opts.ApproveStdio(ctx, s.name, s.display, s.digest)
 }
 
 // lockedReason is the LastError of a locked server: empty while the vault is locked, the

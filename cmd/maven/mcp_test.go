@@ -3,17 +3,22 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"maven/app/allowlist"
+	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/config"
+	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
 	"maven/db"
 )
@@ -115,6 +120,52 @@ func enable(t *testing.T, svc *allowlist.Service, id int64) {
 	}
 }
 
+// approveCommandLines approves, with the daemon stopped, every stdio command line of the config
+// at cfgPath, as the owner's passkey step-up on /tools would (DESIGN.md rule 25).
+func approveCommandLines(t *testing.T, data, cfgPath string) {
+	t.Helper()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bdb, err := db.Open(ctx, filepath.Join(data, "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	svc := approval.NewService(db.NewApprovalStore(bdb), time.Now)
+	for name, s := range cfg.MCPServers {
+		if s.Type != config.TransportStdio {
+			continue
+		}
+		display, digest := mcp.StdioCommand(s)
+		if ok, err := svc.Check(ctx, name, display, digest); err != nil || ok {
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		pending, err := svc.Pending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pending {
+			if p.Server == name {
+				if _, err := svc.Approve(ctx, p.ID, auth.ForTest(t, auth.ActionAddServer, p.ID)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if ok, err := svc.Check(ctx, name, display, digest); err != nil || !ok {
+			t.Fatalf("command line of %s not approved: %v", name, err)
+		}
+	}
+}
+
 const searchSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
 
 func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
@@ -149,6 +200,7 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 		}
 	}
 	writeConfig(scriptedBin)
+	approveCommandLines(t, data, cfg)
 
 	d := startDaemon(t, data, "--config", cfg)
 	t.Cleanup(func() {
@@ -191,6 +243,7 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 	enableOffline(t, data, rows["mcp notes read_notes"].ID, rows["mcp my-tasks search_tasks"].ID, rows["mcp my-tasks list_tasks"].ID)
 	http1.stop()
 	writeConfig(filepath.Join(dir, "no-such-binary"))
+	approveCommandLines(t, data, cfg) // a changed command line needs approval again
 	d = startDaemon(t, data, "--config", cfg)
 	waitFor(t, 10*time.Second, func() bool {
 		s := mcpServers(t, data)
@@ -229,5 +282,56 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 	waitFor(t, 5*time.Second, func() bool { return toolsByCmd(t, data)["mcp my-tasks search_tasks"].State == "proposed" })
 	if p := toolsByCmd(t, data)["mcp my-tasks search_tasks"].Provenance; !strings.Contains(p, "returned unchanged") {
 		t.Fatalf("provenance %q", p)
+	}
+}
+
+// TestNewStdioServerWaitsForApproval shows that the approval is what holds a new command line
+// back: unapproved, its command never runs; approved, the same config starts it.
+func TestNewStdioServerWaitsForApproval(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	marker := filepath.Join(dir, "MARKER")
+	touch, err := osexec.LookPath("touch")
+	if err != nil {
+		t.Skip("no touch on PATH")
+	}
+	cfg := filepath.Join(dir, "maven.json")
+	c := fmt.Sprintf(`{"mcpServers": {"toucher": {"command": %q, "args": [%q]}}}`, touch, marker)
+	if err := os.WriteFile(cfg, []byte(c), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	d := startDaemon(t, data, "--config", cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.stderr.String())
+		}
+	})
+	waitFor(t, 10*time.Second, func() bool {
+		s := mcpServers(t, data)["toucher"]
+		return s.State == "disabled" && s.LastError == mcp.MsgUnapproved
+	})
+	// The supervisor has decided; give a wrongly started process time to run all the same.
+	time.Sleep(500 * time.Millisecond)
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the unapproved command ran (marker: %v)", err)
+	}
+	if s := mcpServers(t, data)["toucher"]; s.State != "disabled" {
+		t.Fatalf("toucher: %+v", s)
+	}
+	d.stop(t)
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the unapproved command ran by shutdown (marker: %v)", err)
+	}
+
+	approveCommandLines(t, data, cfg)
+	d = startDaemon(t, data, "--config", cfg)
+	// touch is no MCP server: it runs, exits, and the dial fails; the marker proves it ran.
+	waitFor(t, 10*time.Second, func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	if s := mcpServers(t, data)["toucher"]; s.LastError == mcp.MsgUnapproved {
+		t.Fatalf("still waiting for approval: %+v", s)
 	}
 }

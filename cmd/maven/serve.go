@@ -18,6 +18,7 @@ import (
 	"github.com/alexedwards/scs/sqlite3store"
 
 	"maven/app/allowlist"
+	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
 	"maven/app/config"
@@ -116,8 +117,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 				metrics.Label{Name: "server", Value: server})
 		})
 	}
+	// A stdio server's command line starts only once the owner approved it on /tools, behind a
+	// step-up (DESIGN.md rules 21 and 25); its supervisor asks before every start.
+	commands := approval.NewService(db.NewApprovalStore(bdb), time.Now)
 	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
-		RefreshInterval: cfg.RefreshInterval, Version: version,
+		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check,
 	}, logger)
 	defer manager.Close()
 	executor := exec.New(manager, exec.Options{})
@@ -204,6 +208,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		Auth:           owner,
 		Tools:          tools,
 		Servers:        manager,
+		Commands:       commands,
+		Wake:           manager,
 		Voice:          voiceTurns,
 		VoiceTokens:    tokens,
 		Metrics:        registry,

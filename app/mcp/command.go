@@ -1,0 +1,73 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"maven/app/config"
+)
+
+// MsgUnapproved is the LastError of a stdio server whose command line the owner has not
+// approved (DESIGN.md rule 25); its state is disabled until they do.
+const MsgUnapproved = "new command line: approve it on /tools before it first starts"
+
+// StdioCommand returns the exact command line of a stdio server as the owner is shown it, and
+// its digest. cfg must be the configured server, never an Expanded copy: secret references stay
+// as written, so no secret is shown or stored, and rotating a secret is not a new command line.
+//
+// display is the command and its arguments (quoted where a shell user would misread them or a
+// character would hide), then one NAME=value line per environment variable, sorted, then the
+// working directory. digest is "sha256:" + hex of the JSON of {command, args, env, cwd} (env
+// keys sorted, as encoding/json writes maps): any change of these is a new command line.
+func StdioCommand(cfg config.Server) (display, digest string) {
+	var b strings.Builder
+	b.WriteString(cfg.Target())
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+		b.WriteString("\n")
+		b.WriteString(quoteShown(k))
+		b.WriteString("=")
+		b.WriteString(quoteShown(cfg.Env[k]))
+	}
+	if cfg.Cwd != "" {
+		b.WriteString("\ncwd: ")
+		b.WriteString(quoteShown(cfg.Cwd))
+	}
+
+	canon := struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Cwd     string            `json:"cwd"`
+	}{cfg.Command, cfg.Args, cfg.Env, cfg.Cwd}
+	// nil and empty are one command line.
+	if canon.Args == nil {
+		canon.Args = []string{}
+	}
+	if canon.Env == nil {
+		canon.Env = map[string]string{}
+	}
+	data, err := json.Marshal(canon)
+	if err != nil {
+		// Strings, a slice and a map of strings always marshal.
+		panic("mcp: marshal command line: " + err.Error())
+	}
+	sum := sha256.Sum256(data)
+	return b.String(), "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// quoteShown quotes a value that is empty, holds white space or quotes, or a character that
+// would not show, the way config.Server.Target shows arguments.
+func quoteShown(v string) string {
+	if v == "" || strings.ContainsFunc(v, func(r rune) bool {
+		return r == '"' || r == '\'' || r == '\\' || unicode.IsSpace(r) || !strconv.IsPrint(r) || r == unicode.ReplacementChar
+	}) {
+		return strconv.Quote(v)
+	}
+	return v
+}
