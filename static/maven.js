@@ -211,39 +211,29 @@
     return finish.data;
   }
 
-  async function login() {
+  // assert runs one assertion ceremony: begin, the passkey gesture, finish. Maven may send a
+  // prompt with the options, saying what the gesture is for; it is shown during the gesture.
+  async function assert(beginURL, finishURL, beginBody) {
     requirePasskeys();
-    const begin = await post('/login/begin');
+    const begin = await post(beginURL, beginBody);
     if (!begin.ok) throw failure(begin);
+    if (begin.data.prompt) flash(begin.data.prompt, 'info');
     const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
-    const finish = await post('/login/finish', { credential: assertionJSON(cred) });
+    const finish = await post(finishURL, { credential: assertionJSON(cred) });
     if (!finish.ok) throw failure(finish);
     return finish.data;
   }
 
+  const login = () => assert('/login/begin', '/login/finish');
+
   // unlock signs in and unlocks with one assertion that also evaluates the passkey's PRF. The
   // answer says whether it unlocked, or that this passkey can sign in but not unlock.
-  async function unlock() {
-    requirePasskeys();
-    const begin = await post('/unlock/begin');
-    if (!begin.ok) throw failure(begin);
-    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
-    const finish = await post('/unlock/finish', { credential: assertionJSON(cred) });
-    if (!finish.ok) throw failure(finish);
-    return finish.data;
-  }
+  const unlock = () => assert('/unlock/begin', '/unlock/finish');
 
   // enroll lets passkey id unlock: an assertion by that passkey alone evaluates its PRF, and
   // Maven wraps its vault key with the result (making the vault, and a recovery code, if there
   // is none yet). Registration rarely returns a PRF result itself, hence this second gesture.
-  async function enroll(id) {
-    const begin = await post('/passkeys/' + encodeURIComponent(id) + '/enroll/begin');
-    if (!begin.ok) throw failure(begin);
-    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
-    const finish = await post('/passkeys/enroll/finish', { credential: assertionJSON(cred) });
-    if (!finish.ok) throw failure(finish);
-    return finish.data;
-  }
+  const enroll = (id) => assert('/passkeys/' + encodeURIComponent(id) + '/enroll/begin', '/passkeys/enroll/finish');
 
   // afterRegistration enrolls a passkey that reported PRF support. It returns true when it
   // took over the page to show the new vault's recovery code, which the owner must
@@ -307,13 +297,7 @@
 
   // stepUp proves, with a user-verified assertion, that the owner wants action on id right now.
   async function stepUp(action, id) {
-    requirePasskeys();
-    const begin = await post('/step-up/begin', { action: action, id: id });
-    if (!begin.ok) throw failure(begin);
-    if (begin.data.prompt) flash(begin.data.prompt, 'info');
-    const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
-    const finish = await post('/step-up/finish', { credential: assertionJSON(cred) });
-    if (!finish.ok) throw failure(finish);
+    await assert('/step-up/begin', '/step-up/finish', { action: action, id: id });
     flash('');
   }
 
