@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/ipc"
 	"maven/app/mcp"
+	"maven/internal/daemontest"
 )
 
 // buildMaven builds cmd/maven into dir with go build, as a user would, and returns its path.
@@ -41,27 +41,9 @@ type daemon struct {
 	cmd    *exec.Cmd
 	addr   string // host:port it listens on
 	data   string
-	stderr *logBuffer
+	stderr *daemontest.Log
 	done   chan error
 	setup  chan string // the first setup link's token, if it printed one
-}
-
-// logBuffer keeps the daemon's log for failure messages.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 var (
@@ -78,7 +60,7 @@ func startDaemon(t *testing.T, bin, data, cfg string) *daemon {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	d := &daemon{cmd: cmd, data: data, stderr: &logBuffer{}, done: make(chan error, 1), setup: make(chan string, 1)}
+	d := &daemon{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1), setup: make(chan string, 1)}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

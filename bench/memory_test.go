@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,12 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"maven/app/approval"
-	"maven/app/auth"
-	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
-	"maven/db"
+	"maven/internal/daemontest"
 )
 
 // memory is what /proc says of the daemon's own memory (its children not included), in KiB.
@@ -44,7 +40,7 @@ func benchMemory(t *testing.T, bin, scripted string, servers int) memory {
 	}
 	cfg := writeFile(t, dir, "maven.json", []byte(`{"mcpServers": {`+strings.Join(parts, ", ")+`}}`))
 	data := filepath.Join(dir, "data")
-	approveCommandLines(t, data, cfg)
+	daemontest.ApproveCommandLines(t, data, cfg)
 	d := startDaemon(t, bin, data, cfg)
 	d.waitReady(t)
 	d.waitServers(t, "every server to list its 100 tools", func(s mcp.ServerStatus) bool {
@@ -71,45 +67,6 @@ func benchMemory(t *testing.T, bin, scripted string, servers int) memory {
 	}
 	d.stop(t)
 	return m
-}
-
-// approveCommandLines approves every stdio command line of the config at cfgPath in the
-// daemon's database before it starts, as the owner's passkey step-up on /tools would: an
-// unapproved command line never starts (DESIGN.md rule 25).
-func approveCommandLines(t *testing.T, data, cfgPath string) {
-	t.Helper()
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(data, "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	svc := approval.NewService(db.NewApprovalStore(bdb), time.Now)
-	for name, s := range cfg.MCPServers {
-		if s.Type != config.TransportStdio {
-			continue
-		}
-		display, digest := mcp.StdioCommand(s)
-		if _, err := svc.Check(ctx, name, display, digest); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pending, err := svc.Pending(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pending {
-		if _, err := svc.Approve(ctx, p.ID, auth.ForTest(t, auth.ActionAddServer, p.ID)); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // procStatus reads a "kB" field of /proc/PID/status.

@@ -103,8 +103,7 @@ func TestApproveCommandNeedsStepUp(t *testing.T) {
 		t.Fatal("approved or woken without a step-up")
 	}
 
-	var begin beginAnswer
-	mustOK(t, "begin", b.postJSON("/step-up/begin", map[string]any{"action": "add_server", "id": id}, &begin))
+	begin := b.beginStepUp(auth.ActionAddServer, id)
 	if !strings.Contains(begin.Prompt, "notes") {
 		t.Errorf("prompt does not name the server: %q", begin.Prompt)
 	}

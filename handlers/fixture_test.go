@@ -321,9 +321,7 @@ func (b *browser) login(a *authtest.Authenticator) *httptest.ResponseRecorder {
 func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64) ([]byte, *httptest.ResponseRecorder) {
 	t := b.f.t
 	t.Helper()
-	var begin beginAnswer
-	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", map[string]any{"action": action, "id": id}, &begin))
-	cred, err := a.Get(begin.Options)
+	cred, err := a.Get(b.beginStepUp(action, id).Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,6 +329,15 @@ func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64
 	return body, b.do(http.MethodPost, "/step-up/finish", bytes.NewReader(body), http.Header{
 		"Content-Type": {"application/json"}, "Accept": {"application/json"},
 	})
+}
+
+// beginStepUp begins a step-up for action on id and returns the assertion options.
+func (b *browser) beginStepUp(action auth.Action, id int64) beginAnswer {
+	t := b.f.t
+	t.Helper()
+	var begin beginAnswer
+	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", map[string]any{"action": action, "id": id}, &begin))
+	return begin
 }
 
 // enable clicks Enable on a row as htmx does.

@@ -60,8 +60,7 @@ func TestEnableNeedsStepUpThenSucceeds(t *testing.T) {
 		t.Fatal("enabled without step-up")
 	}
 
-	var begin beginAnswer
-	mustOK(t, "begin", b.postJSON("/step-up/begin", map[string]any{"action": "enable_tool", "id": tool.ID}, &begin))
+	begin := b.beginStepUp(auth.ActionEnableTool, tool.ID)
 	if !strings.Contains(begin.Prompt, "restart_router") {
 		t.Fatalf("prompt does not name the tool: %q", begin.Prompt)
 	}
@@ -201,8 +200,7 @@ func TestStepUpFailureConsumesTheCeremony(t *testing.T) {
 	b := f.signUp(a)
 	tool := f.propose("restart_router")
 
-	var begin beginAnswer
-	mustOK(t, "begin", b.postJSON("/step-up/begin", map[string]any{"action": "enable_tool", "id": tool.ID}, &begin))
+	begin := b.beginStepUp(auth.ActionEnableTool, tool.ID)
 	a.UV = false
 	bad, _ := a.Get(begin.Options)
 	if r := b.postJSON("/step-up/finish", map[string]any{"credential": jsonRaw(bad)}, nil); r.Code != http.StatusBadRequest {
@@ -226,8 +224,7 @@ func TestStepUpIsBoundToTheSession(t *testing.T) {
 	mustOK(t, "login", b2.login(a))
 	tool := f.propose("restart_router")
 
-	var begin beginAnswer
-	mustOK(t, "begin", b1.postJSON("/step-up/begin", map[string]any{"action": "enable_tool", "id": tool.ID}, &begin))
+	begin := b1.beginStepUp(auth.ActionEnableTool, tool.ID)
 	cred, _ := a.Get(begin.Options)
 	if r := b2.postJSON("/step-up/finish", map[string]any{"credential": jsonRaw(cred)}, nil); r.Code != http.StatusBadRequest {
 		t.Fatalf("finish in another session: %d", r.Code)
@@ -273,8 +270,7 @@ func TestStepUpCeremonyTimesOut(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.propose("restart_router")
-	var begin beginAnswer
-	mustOK(t, "begin", b.postJSON("/step-up/begin", map[string]any{"action": "enable_tool", "id": tool.ID}, &begin))
+	begin := b.beginStepUp(auth.ActionEnableTool, tool.ID)
 	f.clock.Advance(auth.DefaultCeremonyTimeout + time.Second)
 	cred, _ := a.Get(begin.Options)
 	var ans finishAnswer

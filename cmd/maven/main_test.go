@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"maven/internal/daemontest"
 )
 
 var (
@@ -51,25 +53,8 @@ type daemonProc struct {
 	cmd    *exec.Cmd
 	addr   string
 	data   string
-	stderr *syncBuffer
+	stderr *daemontest.Log
 	done   chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
@@ -82,7 +67,7 @@ func startDaemon(t *testing.T, data string, extra ...string) *daemonProc {
 	cmd.Dir = t.TempDir() // no maven.json here: the embedded defaults
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	pr, pw := io.Pipe()
-	d := &daemonProc{cmd: cmd, data: data, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	d := &daemonProc{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1)}
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"maven/app/allowlist"
-	"maven/app/approval"
 	"maven/app/auth"
-	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
 	"maven/db"
+	"maven/internal/daemontest"
 )
 
 // loopbackServer serves a scripted MCP server over streamable HTTP on a fixed loopback
@@ -120,52 +119,6 @@ func enable(t *testing.T, svc *allowlist.Service, id int64) {
 	}
 }
 
-// approveCommandLines approves, with the daemon stopped, every stdio command line of the config
-// at cfgPath, as the owner's passkey step-up on /tools would (DESIGN.md rule 25).
-func approveCommandLines(t *testing.T, data, cfgPath string) {
-	t.Helper()
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	bdb, err := db.Open(ctx, filepath.Join(data, "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	svc := approval.NewService(db.NewApprovalStore(bdb), time.Now)
-	for name, s := range cfg.MCPServers {
-		if s.Type != config.TransportStdio {
-			continue
-		}
-		display, digest := mcp.StdioCommand(s)
-		if ok, err := svc.Check(ctx, name, display, digest); err != nil || ok {
-			if err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		pending, err := svc.Pending(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pending {
-			if p.Server == name {
-				if _, err := svc.Approve(ctx, p.ID, auth.ForTest(t, auth.ActionAddServer, p.ID)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if ok, err := svc.Check(ctx, name, display, digest); err != nil || !ok {
-			t.Fatalf("command line of %s not approved: %v", name, err)
-		}
-	}
-}
-
 const searchSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
 
 func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
@@ -200,7 +153,7 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 		}
 	}
 	writeConfig(scriptedBin)
-	approveCommandLines(t, data, cfg)
+	daemontest.ApproveCommandLines(t, data, cfg)
 
 	d := startDaemon(t, data, "--config", cfg)
 	t.Cleanup(func() {
@@ -243,7 +196,7 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 	enableOffline(t, data, rows["mcp notes read_notes"].ID, rows["mcp my-tasks search_tasks"].ID, rows["mcp my-tasks list_tasks"].ID)
 	http1.stop()
 	writeConfig(filepath.Join(dir, "no-such-binary"))
-	approveCommandLines(t, data, cfg) // a changed command line needs approval again
+	daemontest.ApproveCommandLines(t, data, cfg) // a changed command line needs approval again
 	d = startDaemon(t, data, "--config", cfg)
 	waitFor(t, 10*time.Second, func() bool {
 		s := mcpServers(t, data)
@@ -324,7 +277,7 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 		t.Fatalf("the unapproved command ran by shutdown (marker: %v)", err)
 	}
 
-	approveCommandLines(t, data, cfg)
+	daemontest.ApproveCommandLines(t, data, cfg)
 	d = startDaemon(t, data, "--config", cfg)
 	// touch is no MCP server: it runs, exits, and the dial fails; the marker proves it ran.
 	waitFor(t, 10*time.Second, func() bool {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"maven/internal/daemontest"
 )
 
 // selfSigned writes a certificate and key for localhost into dir.
@@ -61,7 +63,7 @@ func TestServesHTTPSWithTLSCert(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &daemontest.Log{}
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, []string{"--config", cfg, "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"},

@@ -1,0 +1,88 @@
+// Package daemontest holds what tests that run the real maven binary share: a log buffer for
+// its stderr, and approving stdio command lines the way the owner would, before it starts.
+package daemontest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"maven/app/approval"
+	"maven/app/auth"
+	"maven/app/config"
+	"maven/app/mcp"
+	"maven/db"
+)
+
+// Log keeps a daemon's log for failure messages; it is safe to write and read at once.
+type Log struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (l *Log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ApproveCommandLines approves, in the database of data, the command line of every stdio
+// server of the config at cfgPath, as the owner's passkey step-up on /tools would (DESIGN.md
+// rule 25); a daemon started afterwards starts them. Run it while no daemon uses data.
+func ApproveCommandLines(tb testing.TB, data, cfgPath string) {
+	tb.Helper()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	bdb, err := db.Open(ctx, filepath.Join(data, "maven.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer bdb.Close()
+	svc := approval.NewService(db.NewApprovalStore(bdb), time.Now)
+	for name, s := range cfg.MCPServers {
+		if s.Type != config.TransportStdio {
+			continue
+		}
+		display, digest := mcp.StdioCommand(s)
+		ok, err := svc.Check(ctx, name, display, digest)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ok {
+			continue
+		}
+		pending, err := svc.Pending(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, p := range pending {
+			if p.Server != name {
+				continue
+			}
+			if _, err := svc.Approve(ctx, p.ID, auth.ForTest(tb, auth.ActionAddServer, p.ID)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if ok, err := svc.Check(ctx, name, display, digest); err != nil || !ok {
+			tb.Fatalf("command line of %s not approved: %v", name, err)
+		}
+	}
+}
