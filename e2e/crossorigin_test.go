@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"maven/app/mcp/mcptest"
 )
 
 // TestEnableRefusedCrossOriginOrWithoutStepUp: with the owner's own session cookie, a POST that
@@ -19,16 +17,8 @@ import (
 // the step-up: the page can still use it.
 func TestEnableRefusedCrossOriginOrWithoutStepUp(t *testing.T) {
 	t.Parallel()
-	mcpServer := startScripted(t,
-		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
-		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
-	)
-	m := startMaven(t, mavenOptions{Config: configFor("5m", mcpServer.URL)})
-	tb := newBrowser(t)
-	registerOwner(t, m, tb)
-	a := waitTool(t, m, "tasks_list_tasks", "proposed")
-	b := waitTool(t, m, "tasks_delete_task", "proposed")
-	tb.Goto(m.URL("/tools"))
+	j := startTaskJourney(t, "5m")
+	m, tb, a, b := j.m, j.tb, j.list, j.del
 
 	// A fresh step-up for A; it renews the session token, so read the cookie after it.
 	stepUp(t, tb, a.ID)

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"testing"
-
-	"maven/app/mcp/mcptest"
 )
 
 // TestEnableWithStepUp: a tool a scripted MCP server offers shows up proposed; `Enable` asks for
@@ -11,17 +9,8 @@ import (
 // agrees.
 func TestEnableWithStepUp(t *testing.T) {
 	t.Parallel()
-	mcpServer := startScripted(t,
-		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
-		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
-	)
-	m := startMaven(t, mavenOptions{Config: configFor("5m", mcpServer.URL)})
-	tb := newBrowser(t)
-	authID := registerOwner(t, m, tb)
-
-	list := waitTool(t, m, "tasks_list_tasks", "proposed")
-	waitTool(t, m, "tasks_delete_task", "proposed")
-	tb.Goto(m.URL("/tools"))
+	j := startTaskJourney(t, "5m")
+	m, tb, authID, list := j.m, j.tb, j.authID, j.list
 	r := row(tb, list.ID)
 	check(t, tb.Expect.Locator(r).ToHaveAttribute("data-state", "proposed"), "row proposed")
 	check(t, tb.Expect.Locator(r).ToHaveAttribute("data-tool-name", "tasks_list_tasks"), "row name")

@@ -654,25 +654,62 @@ var (
 func cdpSession(t *testing.T, page playwright.Page) playwright.CDPSession {
 	t.Helper()
 	cdpMu.Lock()
-	defer cdpMu.Unlock()
-	if s, ok := cdpSessions[page]; ok {
+	s, ok := cdpSessions[page]
+	cdpMu.Unlock()
+	if ok {
 		return s
 	}
-	s, err := page.Context().NewCDPSession(page)
-	if err != nil {
-		t.Fatalf("new CDP session: %v", err)
+	// Now and then, with many pages starting at once on two cores, Chromium never answers
+	// WebAuthn.enable on a fresh session. A command with no answer must not hang the suite (nor,
+	// through a shared lock, every other test): give it a deadline and one more session.
+	var err error
+	for attempt := 1; ; attempt++ {
+		s, err = page.Context().NewCDPSession(page)
+		if err != nil {
+			t.Fatalf("new CDP session: %v", err)
+		}
+		// enableUI false: no UI for the virtual authenticator, ceremonies answer straight away.
+		_, err = sendWithin(s, "WebAuthn.enable", map[string]any{"enableUI": false}, cdpDeadline)
+		if err == nil {
+			break
+		}
+		s.Detach()
+		if attempt == 2 {
+			t.Fatalf("WebAuthn.enable: %v", err)
+		}
+		t.Logf("WebAuthn.enable: %v; trying a new CDP session", err)
 	}
-	// enableUI false: no UI for the virtual authenticator, ceremonies answer straight away.
-	if _, err := s.Send("WebAuthn.enable", map[string]any{"enableUI": false}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
+	cdpMu.Lock()
 	cdpSessions[page] = s
+	cdpMu.Unlock()
 	page.OnClose(func(playwright.Page) {
 		cdpMu.Lock()
 		delete(cdpSessions, page)
 		cdpMu.Unlock()
 	})
 	return s
+}
+
+// cdpDeadline bounds one CDP command: they answer in milliseconds when they answer at all.
+const cdpDeadline = 15 * time.Second
+
+// sendWithin sends a CDP command and gives up after d.
+func sendWithin(s playwright.CDPSession, method string, params map[string]any, d time.Duration) (any, error) {
+	type result struct {
+		v   any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := s.Send(method, params)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(d):
+		return nil, fmt.Errorf("no answer within %s", d)
+	}
 }
 
 // cdpSend sends a CDP command, failing the test on error, and decodes the result into out (if
@@ -689,7 +726,7 @@ func cdpSend(t *testing.T, cdp playwright.CDPSession, method string, params any,
 			t.Fatal(err)
 		}
 	}
-	res, err := cdp.Send(method, p)
+	res, err := sendWithin(cdp, method, p, cdpDeadline)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}

@@ -334,3 +334,29 @@ func hasText(text string) playwright.LocatorFilterOptions {
 
 // regexpOf compiles a pattern for an assertion.
 func regexpOf(pattern string) *regexp.Regexp { return regexp.MustCompile(pattern) }
+
+// taskJourney is how the step-up journeys begin: a scripted server offering a read-only
+// list_tasks and a destructive delete_task, the daemon with that step-up window, the owner
+// registered, both tools proposed, and /tools open.
+type taskJourney struct {
+	m         *mavenProc
+	tb        *tab
+	authID    string // the owner's virtual authenticator
+	list, del toolJSON
+	mcpServer *scriptedHTTP
+}
+
+func startTaskJourney(t *testing.T, stepUpWindow string) taskJourney {
+	t.Helper()
+	j := taskJourney{mcpServer: startScripted(t,
+		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
+		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
+	)}
+	j.m = startMaven(t, mavenOptions{Config: configFor(stepUpWindow, j.mcpServer.URL)})
+	j.tb = newBrowser(t)
+	j.authID = registerOwner(t, j.m, j.tb)
+	j.list = waitTool(t, j.m, "tasks_list_tasks", "proposed")
+	j.del = waitTool(t, j.m, "tasks_delete_task", "proposed")
+	j.tb.Goto(j.m.URL("/tools"))
+	return j
+}

@@ -3,8 +3,6 @@ package e2e
 import (
 	"net/http"
 	"testing"
-
-	"maven/app/mcp/mcptest"
 )
 
 // TestStepUpBoundToOneTool: a step-up performed for enabling tool A cannot be spent on tool B.
@@ -12,17 +10,8 @@ import (
 // POST to enable B is refused with 403 and B stays proposed, while A's grant is still there for A.
 func TestStepUpBoundToOneTool(t *testing.T) {
 	t.Parallel()
-	mcpServer := startScripted(t,
-		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
-		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
-	)
-	m := startMaven(t, mavenOptions{Config: configFor("5m", mcpServer.URL)})
-	tb := newBrowser(t)
-	registerOwner(t, m, tb)
-
-	a := waitTool(t, m, "tasks_list_tasks", "proposed")
-	b := waitTool(t, m, "tasks_delete_task", "proposed")
-	tb.Goto(m.URL("/tools"))
+	j := startTaskJourney(t, "5m")
+	m, tb, a, b := j.m, j.tb, j.list, j.del
 
 	stepUp(t, tb, a.ID)
 	res := postFrom(t, tb, "/tools/"+itoa(b.ID)+"/enable")

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"maven/app/mcp/mcptest"
 )
 
 // stepUpWindow is the short step-up window of this journey's daemon.
@@ -16,17 +14,8 @@ const stepUpWindow = 2 * time.Second
 // `Enable` asks for the passkey again — a new assertion, seen in the credential's sign count.
 func TestStepUpWindowExpires(t *testing.T) {
 	t.Parallel()
-	mcpServer := startScripted(t,
-		mcptest.ToolSpec{Name: "list_tasks", Description: "Lists open tasks.", ReadOnly: true},
-		mcptest.ToolSpec{Name: "delete_task", Description: "Deletes a task."},
-	)
-	m := startMaven(t, mavenOptions{Config: configFor(stepUpWindow.String(), mcpServer.URL)})
-	tb := newBrowser(t)
-	authID := registerOwner(t, m, tb)
-
-	fresh := waitTool(t, m, "tasks_list_tasks", "proposed")
-	stale := waitTool(t, m, "tasks_delete_task", "proposed")
-	tb.Goto(m.URL("/tools"))
+	j := startTaskJourney(t, stepUpWindow.String())
+	m, tb, authID, fresh, stale := j.m, j.tb, j.authID, j.list, j.del
 
 	// Within the window: the step-up already performed is what Enable spends; no new assertion.
 	stepUp(t, tb, fresh.ID)
