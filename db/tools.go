@@ -298,7 +298,7 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 		q = q.Where("source = ?", f.Source)
 	}
 	if len(f.States) > 0 {
-		q = q.Where("state IN (?)", bun.In(f.States))
+		q = q.Where("state IN (?)", bun.List(f.States))
 	}
 	switch {
 	case f.Query == "":

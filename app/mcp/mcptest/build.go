@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 )
 
 // CommandPackage is the import path of the scripted-mcp command.
@@ -15,7 +14,7 @@ const CommandPackage = "maven/app/mcp/mcptest/scripted-mcp"
 func BuildCommand(dir string) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return "", fmt.Errorf("the go command builds scripted-mcp: %w", err)
 	}
 	out := filepath.Join(dir, "scripted-mcp")
 	cmd := exec.Command(goTool, "build", "-o", out, CommandPackage)
