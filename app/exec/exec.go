@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"syscall"
 	"time"
 
 	"maven/app/allowlist"
@@ -162,22 +161,15 @@ func (e *Executor) execLocal(ctx context.Context, row allowlist.Tool) (Result, e
 	// Argv goes straight to execve: no shell ever sees it, so ; | $() and the like are plain
 	// bytes. A bare name is looked up in the daemon's PATH.
 	cmd := osexec.CommandContext(tctx, row.Cmd[0], row.Cmd[1:]...)
-	cmd.Env = e.env()
+	cmd.Env = Environ(e.getenv, nil)
 	// A nil Stdin is /dev/null: the command cannot read from the daemon.
 	cmd.Stdin = nil
 	out := newBoundedWriter(e.maxOutput)
 	// One writer for both streams: os/exec then uses a single pipe, so the order is kept.
 	cmd.Stdout = out
 	cmd.Stderr = out
-	// Its own process group, so a timeout kills whatever it spawned, not just the leader.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if errors.Is(err, syscall.ESRCH) {
-			return os.ErrProcessDone
-		}
-		return err
-	}
+	// A timeout kills whatever it spawned, not just the leader.
+	InOwnProcessGroup(cmd)
 	cmd.WaitDelay = e.waitDelay
 
 	if err := cmd.Start(); err != nil {
@@ -207,16 +199,4 @@ func (e *Executor) execLocal(ctx context.Context, row allowlist.Tool) (Result, e
 		res.IsError = true
 		return res, fmt.Errorf("tool %q: wait for %q: %w", row.Name, row.Cmd[0], err)
 	}
-}
-
-// env is the child's whole environment: only what a command needs to run, so secrets in the
-// daemon's environment never reach it. It is never nil, because a nil Env means inherit all.
-func (e *Executor) env() []string {
-	env := make([]string, 0, 3)
-	for _, k := range []string{"PATH", "HOME", "LANG"} {
-		if v := e.getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
