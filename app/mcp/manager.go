@@ -322,24 +322,9 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	if !ok {
 		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrUnknownServer)
 	}
-	if s.cfg.Disabled {
-		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrDisabled)
-	}
-	if s.needsSecrets {
-		// Checked here as well as by the state, so a call racing a lock is refused.
-		if lookup, _ := m.lookup(); lookup == nil {
-			return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrLocked)
-		}
-	}
-	cs, sessCtx, ended, st := s.current()
-	switch {
-	case st.State == StateLocked:
-		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrLocked)
-	case cs == nil || st.State != StateConnected:
-		if st.LastError != "" {
-			return exec.Result{}, fmt.Errorf("mcp server %q is %s (%s): %w", server, st.State, st.LastError, ErrNotConnected)
-		}
-		return exec.Result{}, fmt.Errorf("mcp server %q is %s: %w", server, st.State, ErrNotConnected)
+	cs, sessCtx, ended, err := m.callable(s)
+	if err != nil {
+		return exec.Result{}, err
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -350,33 +335,11 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	// A session that ends (lock, redial, shutdown) takes its calls with it.
 	stop := context.AfterFunc(sessCtx, cancel)
 	defer stop()
-
-	// The sdk closes a closing connection on whichever goroutine retires its last call, so a
-	// cancelled call can be held up by the session's HTTP DELETE. The caller must not be: the
-	// call runs on its own goroutine, which the session's teardown bounds.
-	type answer struct {
-		res *sdk.CallToolResult
-		err error
+	res, err := callDetached(callCtx, cs, tool, args)
+	if err == nil {
+		return FlattenResult(res), nil
 	}
-	answered := make(chan answer, 1)
-	go func() {
-		res, err := cs.CallTool(callCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
-		answered <- answer{res, err}
-	}()
-	var res *sdk.CallToolResult
-	var err error
-	select {
-	case a := <-answered:
-		res, err = a.res, a.err
-	case <-callCtx.Done():
-		select {
-		case a := <-answered: // an answer that arrived just in time still counts
-			res, err = a.res, a.err
-		default:
-			err = callCtx.Err()
-		}
-	}
-	if err != nil && ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {
+	if ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {
 		// A call cut off by its connection breaking (the server hung up, or sent what cannot be
 		// read) fails a moment before the session's end shows: wait that moment, so that it
 		// reads as ErrNotConnected. A JSON-RPC error is the server's own answer: no wait.
@@ -388,23 +351,72 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		}
 		t.Stop()
 	}
-	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, ctx.Err())
-		case isClosed(ended):
-			return exec.Result{}, fmt.Errorf("mcp %s/%s: the connection ended during the call (%w): %w", server, tool, s.mask(err), ErrNotConnected)
-		case sessCtx.Err() != nil:
-			return exec.Result{}, fmt.Errorf("mcp %s/%s: the session ended during the call: %w", server, tool, ErrNotConnected)
-		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-			return exec.Result{}, fmt.Errorf("mcp %s/%s: no answer within %s: %w", server, tool, m.opts.CallTimeout, context.DeadlineExceeded)
-		case errors.Is(err, sdk.ErrConnectionClosed):
-			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w (%w)", server, tool, ErrNotConnected, s.mask(err))
-		default:
-			return exec.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, s.mask(err))
+	where := fmt.Sprintf("mcp %s/%s", server, tool)
+	switch {
+	case ctx.Err() != nil:
+		return exec.Result{}, fmt.Errorf("%s: %w", where, ctx.Err())
+	case isClosed(ended):
+		return exec.Result{}, fmt.Errorf("%s: the connection ended during the call (%w): %w", where, s.mask(err), ErrNotConnected)
+	case sessCtx.Err() != nil:
+		return exec.Result{}, fmt.Errorf("%s: the session ended during the call: %w", where, ErrNotConnected)
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return exec.Result{}, fmt.Errorf("%s: no answer within %s: %w", where, m.opts.CallTimeout, context.DeadlineExceeded)
+	case errors.Is(err, sdk.ErrConnectionClosed):
+		return exec.Result{}, fmt.Errorf("%s: %w (%w)", where, ErrNotConnected, s.mask(err))
+	}
+	return exec.Result{}, fmt.Errorf("%s: %w", where, s.mask(err))
+}
+
+// callable returns the server's live session, its context and the channel closed when its
+// connection ends, or why a call cannot be made now.
+func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, <-chan struct{}, error) {
+	if s.cfg.Disabled {
+		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrDisabled)
+	}
+	if s.needsSecrets {
+		// Checked here as well as by the state, so a call racing a lock is refused.
+		if lookup, _ := m.lookup(); lookup == nil {
+			return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrLocked)
 		}
 	}
-	return FlattenResult(res), nil
+	cs, sessCtx, ended, st := s.current()
+	switch {
+	case st.State == StateLocked:
+		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrLocked)
+	case cs == nil || st.State != StateConnected:
+		if st.LastError != "" {
+			return nil, nil, nil, fmt.Errorf("mcp server %q is %s (%s): %w", s.name, st.State, st.LastError, ErrNotConnected)
+		}
+		return nil, nil, nil, fmt.Errorf("mcp server %q is %s: %w", s.name, st.State, ErrNotConnected)
+	}
+	return cs, sessCtx, ended, nil
+}
+
+// callDetached makes the call on a goroutine of its own and returns when it is answered or
+// ctx is done. The sdk closes a closing connection on whichever goroutine retires its last
+// call, so a cancelled call can be held up by the session's HTTP DELETE; the caller must not
+// be. The session's teardown bounds the goroutine.
+func callDetached(ctx context.Context, cs *sdk.ClientSession, tool string, args map[string]any) (*sdk.CallToolResult, error) {
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		answered <- answer{res, err}
+	}()
+	select {
+	case a := <-answered:
+		return a.res, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-answered: // an answer that arrived just in time still counts
+			return a.res, a.err
+		default:
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // sessionEndGrace is how long a failed call waits to see whether its session ended with it.

@@ -689,7 +689,7 @@ func TestRequestRefreshCoalesces(t *testing.T) {
 	for range 100 {
 		s.requestRefresh()
 	}
-	if n := len(s.refresh); n != 1 {
+	if n := len(s.refreshWanted); n != 1 {
 		t.Errorf("%d refreshes pending after a storm, want 1", n)
 	}
 }
