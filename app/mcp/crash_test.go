@@ -13,7 +13,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -256,7 +256,7 @@ func TestCrashDuringReconcile(t *testing.T) {
 	reconcileTime := 500 * time.Millisecond // until the child reports how long one takes
 	var enabledIDs []int64
 	for i, p := range plans {
-		cmd := osexec.Command(exe)
+		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), helperEnv+"=crash-reconcile", crashDBEnv+"="+path,
 			crashNonceEnv+"="+strconv.Itoa(i), crashToolsEnv+"="+strconv.Itoa(tools))
 		var stderr bytes.Buffer

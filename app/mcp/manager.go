@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
-	"maven/app/exec"
+	"maven/app/runner"
 )
 
 // Reconciler turns a server's tool list into allowlist rows.
@@ -313,18 +313,18 @@ func (m *Manager) AllowTools(server string) []string {
 }
 
 // CallTool calls tool on server with args and flattens the result (see FlattenResult). It
-// implements exec.MCPCaller. It never dials: an unknown, disabled, locked or unconnected server
+// implements runner.MCPCaller. It never dials: an unknown, disabled, locked or unconnected server
 // fails at once with ErrUnknownServer, ErrDisabled, ErrLocked or ErrNotConnected. The call is
 // bounded by CallTimeout and ends early if the session ends (ErrNotConnected) or ctx is done
 // (then the error wraps ctx.Err()). A tool that reports failure is a Result with IsError set.
-func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (exec.Result, error) {
+func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (runner.Result, error) {
 	s, ok := m.sups[server]
 	if !ok {
-		return exec.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrUnknownServer)
+		return runner.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrUnknownServer)
 	}
 	cs, sessCtx, ended, err := m.callable(s)
 	if err != nil {
-		return exec.Result{}, err
+		return runner.Result{}, err
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -354,17 +354,17 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	where := fmt.Sprintf("mcp %s/%s", server, tool)
 	switch {
 	case ctx.Err() != nil:
-		return exec.Result{}, fmt.Errorf("%s: %w", where, ctx.Err())
+		return runner.Result{}, fmt.Errorf("%s: %w", where, ctx.Err())
 	case isClosed(ended):
-		return exec.Result{}, fmt.Errorf("%s: the connection ended during the call (%w): %w", where, s.mask(err), ErrNotConnected)
+		return runner.Result{}, fmt.Errorf("%s: the connection ended during the call (%w): %w", where, s.mask(err), ErrNotConnected)
 	case sessCtx.Err() != nil:
-		return exec.Result{}, fmt.Errorf("%s: the session ended during the call: %w", where, ErrNotConnected)
+		return runner.Result{}, fmt.Errorf("%s: the session ended during the call: %w", where, ErrNotConnected)
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-		return exec.Result{}, fmt.Errorf("%s: no answer within %s: %w", where, m.opts.CallTimeout, context.DeadlineExceeded)
+		return runner.Result{}, fmt.Errorf("%s: no answer within %s: %w", where, m.opts.CallTimeout, context.DeadlineExceeded)
 	case errors.Is(err, sdk.ErrConnectionClosed):
-		return exec.Result{}, fmt.Errorf("%s: %w (%w)", where, ErrNotConnected, s.mask(err))
+		return runner.Result{}, fmt.Errorf("%s: %w (%w)", where, ErrNotConnected, s.mask(err))
 	}
-	return exec.Result{}, fmt.Errorf("%s: %w", where, s.mask(err))
+	return runner.Result{}, fmt.Errorf("%s: %w", where, s.mask(err))
 }
 
 // callable returns the server's live session, its context and the channel closed when its
@@ -439,4 +439,4 @@ func isClosed(c <-chan struct{}) bool {
 }
 
 // Compile-time check that the Manager is what the Executor needs.
-var _ exec.MCPCaller = (*Manager)(nil)
+var _ runner.MCPCaller = (*Manager)(nil)

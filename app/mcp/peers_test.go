@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,7 +45,7 @@ func peer(t *testing.T, bin string) (node, script string) {
 	if _, err := os.Stat(script); err != nil {
 		missing("%s is not installed", script)
 	}
-	node, err = osexec.LookPath("node")
+	node, err = exec.LookPath("node")
 	if err != nil {
 		missing("node is not on PATH")
 	}
@@ -155,7 +155,7 @@ func spawnPeer(t *testing.T, node, script, mode string) (port int, stop func()) 
 	port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
 
-	cmd := osexec.Command(node, script, mode)
+	cmd := exec.Command(node, script, mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

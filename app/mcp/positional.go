@@ -205,7 +205,7 @@ func positionalNumber(s string) (float64, bool) {
 }
 
 // BindPositional applies rule 15 to row with its server's local allow_tools list. It is the
-// binding half of DESIGN.md's CallPositional: the call itself goes through exec.Executor, so
+// binding half of DESIGN.md's CallPositional: the call itself goes through runner.Executor, so
 // the row's enabled state is checked once more and an mcp row can never run as a binary.
 func (m *Manager) BindPositional(row allowlist.Tool, tail string) (map[string]any, error) {
 	return BindPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()), tail)

@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"maven/app/exec"
+	"maven/app/runner"
 )
 
 // MaxResultText is the most bytes of text FlattenResult keeps; the far end decides how much it
@@ -22,9 +22,9 @@ const truncatedMarker = "\n[output truncated]"
 // joined by newlines, other contents named in brackets, or, when there is no content at all,
 // the structured content as JSON. IsError is copied. The text is cut at MaxResultText bytes (on
 // a character boundary) and marked when cut.
-func FlattenResult(res *sdk.CallToolResult) exec.Result {
+func FlattenResult(res *sdk.CallToolResult) runner.Result {
 	if res == nil {
-		return exec.Result{}
+		return runner.Result{}
 	}
 	parts := make([]string, 0, len(res.Content))
 	for _, c := range res.Content {
@@ -38,7 +38,7 @@ func FlattenResult(res *sdk.CallToolResult) exec.Result {
 		}
 	}
 	out, truncated := capText(strings.Join(parts, "\n"), MaxResultText)
-	return exec.Result{Output: out, Truncated: truncated, IsError: res.IsError}
+	return runner.Result{Output: out, Truncated: truncated, IsError: res.IsError}
 }
 
 // contentText renders one content block. Binary data is never copied into the text: only its

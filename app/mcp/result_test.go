@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"maven/app/exec"
+	"maven/app/runner"
 )
 
 func TestFlattenResult(t *testing.T) {
@@ -15,40 +15,40 @@ func TestFlattenResult(t *testing.T) {
 	tests := []struct {
 		name string
 		res  *sdk.CallToolResult
-		want exec.Result
+		want runner.Result
 	}{
-		{"nil", nil, exec.Result{}},
-		{"empty", &sdk.CallToolResult{}, exec.Result{}},
+		{"nil", nil, runner.Result{}},
+		{"empty", &sdk.CallToolResult{}, runner.Result{}},
 		{"texts joined", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.TextContent{Text: "one"}, &sdk.TextContent{Text: "two"},
-		}}, exec.Result{Output: "one\ntwo"}},
+		}}, runner.Result{Output: "one\ntwo"}},
 		{"error copied", &sdk.CallToolResult{IsError: true, Content: []sdk.Content{
 			&sdk.TextContent{Text: "bad input"},
-		}}, exec.Result{Output: "bad input", IsError: true}},
+		}}, runner.Result{Output: "bad input", IsError: true}},
 		{"image named, data dropped", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.TextContent{Text: "here:"}, &sdk.ImageContent{MIMEType: "image/png", Data: []byte("PNGDATA")},
-		}}, exec.Result{Output: "here:\n[image image/png]"}},
+		}}, runner.Result{Output: "here:\n[image image/png]"}},
 		{"audio", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")},
-		}}, exec.Result{Output: "[audio audio/wav]"}},
+		}}, runner.Result{Output: "[audio audio/wav]"}},
 		{"resource link", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.ResourceLink{Name: "notes", URI: "file:///tmp/notes.txt", Size: &size},
-		}}, exec.Result{Output: "[resource link notes file:///tmp/notes.txt]"}},
+		}}, runner.Result{Output: "[resource link notes file:///tmp/notes.txt]"}},
 		{"resource link with a name that could fake a bracket", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.ResourceLink{Name: "x] [image", URI: "test://a"},
-		}}, exec.Result{Output: `[resource link "x] [image" test://a]`}},
+		}}, runner.Result{Output: `[resource link "x] [image" test://a]`}},
 		{"embedded resource", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://static/1", Text: "secret body"}},
-		}}, exec.Result{Output: "[embedded resource test://static/1]"}},
+		}}, runner.Result{Output: "[embedded resource test://static/1]"}},
 		{"embedded resource without contents", &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.EmbeddedResource{},
-		}}, exec.Result{Output: "[embedded resource]"}},
+		}}, runner.Result{Output: "[embedded resource]"}},
 		{"structured only", &sdk.CallToolResult{StructuredContent: map[string]any{"sum": 3}},
-			exec.Result{Output: `{"sum":3}`}},
+			runner.Result{Output: `{"sum":3}`}},
 		{"structured ignored when content exists", &sdk.CallToolResult{
 			Content:           []sdk.Content{&sdk.TextContent{Text: "3"}},
 			StructuredContent: map[string]any{"sum": 3},
-		}, exec.Result{Output: "3"}},
+		}, runner.Result{Output: "3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,7 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
-	"maven/app/exec"
+	"maven/app/runner"
 )
 
 // stdioTransport is the command transport of a stdio server: its own process group (killed
@@ -26,17 +26,17 @@ func (s *supervisor) stdioTransport(cfg config.Server, killCtx context.Context) 
 	if err != nil {
 		return nil, err
 	}
-	cmd := osexec.CommandContext(killCtx, path, cfg.Args...)
+	cmd := exec.CommandContext(killCtx, path, cfg.Args...)
 	getenv := s.m.opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cmd.Env = exec.Environ(getenv, cfg.Env)
+	cmd.Env = runner.Environ(getenv, cfg.Env)
 	cmd.Dir = cfg.Cwd
 	cmd.Stderr = &stderrLog{logger: s.logger}
 	// The daemon closes it in order (stdin, SIGTERM) before the kill, which reaches whatever it
 	// spawned.
-	exec.InOwnProcessGroup(cmd)
+	runner.InOwnProcessGroup(cmd)
 	cmd.WaitDelay = time.Second
 	return &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.TerminateDuration}, nil
 }
@@ -59,12 +59,12 @@ func (s *supervisor) lookCommand(cfg config.Server) (string, error) {
 	if strings.ContainsRune(path, '/') && !filepath.IsAbs(path) && cfg.Cwd != "" {
 		path = filepath.Join(cfg.Cwd, path)
 	}
-	path, err := osexec.LookPath(path)
+	path, err := exec.LookPath(path)
 	switch {
 	case err == nil:
 		return path, nil
-	case errors.Is(err, osexec.ErrNotFound):
-		return "", fmt.Errorf("command %q not found on PATH: %w", s.cfg.Command, osexec.ErrNotFound)
+	case errors.Is(err, exec.ErrNotFound):
+		return "", fmt.Errorf("command %q not found on PATH: %w", s.cfg.Command, exec.ErrNotFound)
 	case errors.Is(err, fs.ErrPermission):
 		return "", fmt.Errorf("command %q is not executable: %w", s.cfg.Command, fs.ErrPermission)
 	case errors.Is(err, fs.ErrNotExist):
@@ -75,7 +75,7 @@ func (s *supervisor) lookCommand(cfg config.Server) (string, error) {
 
 // isStartError reports whether a stdio dial failed because the process could not start.
 func isStartError(err error) bool {
-	var ee *osexec.Error
+	var ee *exec.Error
 	var pe *fs.PathError
 	return errors.As(err, &ee) || errors.As(err, &pe)
 }
@@ -86,7 +86,7 @@ func (s *supervisor) startError(err error) error {
 	if errors.As(err, &pe) {
 		return fmt.Errorf("start %q: %w", s.cfg.Command, pe.Err)
 	}
-	var ee *osexec.Error
+	var ee *exec.Error
 	if errors.As(err, &ee) {
 		return fmt.Errorf("start %q: %w", s.cfg.Command, ee.Err)
 	}

@@ -17,8 +17,8 @@ import (
 	"unicode"
 
 	"maven/app/allowlist"
-	"maven/app/exec"
 	"maven/app/mcp"
+	"maven/app/runner"
 )
 
 // Outcome is the kind of answer a turn got; the values are part of the webhook contract.
@@ -59,9 +59,9 @@ type Binder interface {
 	BindPositional(row allowlist.Tool, tail string) (map[string]any, error)
 }
 
-// Runner runs an enabled row (exec.Executor).
+// Runner runs an enabled row (runner.Executor).
 type Runner interface {
-	Exec(ctx context.Context, row allowlist.Tool, args map[string]any) (exec.Result, error)
+	Exec(ctx context.Context, row allowlist.Tool, args map[string]any) (runner.Result, error)
 }
 
 // LockState tells whether the daemon is locked.
@@ -402,7 +402,7 @@ func failureReason(err error) string {
 		return "its server is not connected"
 	case errors.Is(err, mcp.ErrLocked):
 		return "its server is locked"
-	case errors.Is(err, exec.ErrTimeout):
+	case errors.Is(err, runner.ErrTimeout):
 		return "it took too long"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "it took too long"

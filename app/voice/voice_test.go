@@ -12,8 +12,8 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
-	"maven/app/exec"
 	"maven/app/mcp"
+	"maven/app/runner"
 	"maven/app/voice"
 	"maven/db"
 )
@@ -23,21 +23,21 @@ type fakeRunner struct {
 	mu    sync.Mutex
 	calls []string
 	err   error
-	res   exec.Result
+	res   runner.Result
 }
 
-func (f *fakeRunner) Exec(_ context.Context, row allowlist.Tool, args map[string]any) (exec.Result, error) {
+func (f *fakeRunner) Exec(_ context.Context, row allowlist.Tool, args map[string]any) (runner.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, _ := json.Marshal(args)
 	f.calls = append(f.calls, row.Name+" "+string(b))
 	if f.err != nil {
-		return exec.Result{}, f.err
+		return runner.Result{}, f.err
 	}
 	if f.res.Output != "" || f.res.IsError {
 		return f.res, nil
 	}
-	return exec.Result{Output: "ran " + row.Name + " " + string(b)}, nil
+	return runner.Result{Output: "ran " + row.Name + " " + string(b)}, nil
 }
 
 func (f *fakeRunner) count() int {
@@ -150,7 +150,7 @@ func TestOutcomes(t *testing.T) {
 			w.lock.locked = c.locked
 			w.runner.err = c.runErr
 			if c.isError {
-				w.runner.res = exec.Result{Output: "boom", IsError: true}
+				w.runner.res = runner.Result{Output: "boom", IsError: true}
 			}
 			var r voice.Reply
 			for _, text := range c.turns {
@@ -343,7 +343,7 @@ func TestTurnsAreAudited(t *testing.T) {
 
 func TestLongOutputIsCutForSpeech(t *testing.T) {
 	w := newWorld(t)
-	w.runner.res = exec.Result{Output: strings.Repeat("word ", 500) + "\x1b[31m"}
+	w.runner.res = runner.Result{Output: strings.Repeat("word ", 500) + "\x1b[31m"}
 	r := w.voice.Turn(context.Background(), "a", "vikunja list tasks")
 	if len([]rune(r.Speech)) > 401 || !strings.HasSuffix(r.Speech, "…") || strings.ContainsRune(r.Speech, 0x1b) {
 		t.Fatalf("%d %q", len(r.Speech), r.Speech)

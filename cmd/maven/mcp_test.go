@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -244,7 +244,7 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	marker := filepath.Join(dir, "MARKER")
-	touch, err := osexec.LookPath("touch")
+	touch, err := exec.LookPath("touch")
 	if err != nil {
 		t.Skip("no touch on PATH")
 	}

@@ -22,10 +22,10 @@ import (
 	"maven/app/auth"
 	"maven/app/bearer"
 	"maven/app/config"
-	"maven/app/exec"
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/runner"
 	"maven/app/vault"
 	"maven/app/voice"
 	"maven/db"
@@ -124,7 +124,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check,
 	}, logger)
 	defer manager.Close()
-	executor := exec.New(manager, exec.Options{})
+	executor := runner.New(manager, runner.Options{})
 
 	// The vault: a daemon that has one starts locked, and nothing that needs a secret runs until
 	// the owner unlocks from /unlock. The gate is the one place that knows; unlocking only hands

@@ -1,14 +1,14 @@
-// Package exec runs an enabled allowlist row: an MCP row goes to the MCP manager and is never
+// Package runner runs an enabled allowlist row: an MCP row goes to the MCP manager and is never
 // run as a binary, anything else is a local argv run directly (never through a shell) with a
 // timeout, an empty stdin, a minimal environment and bounded output (DESIGN.md rules 5 and 16).
-package exec
+package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"time"
 
 	"maven/app/allowlist"
@@ -160,7 +160,7 @@ func (e *Executor) execLocal(ctx context.Context, row allowlist.Tool) (Result, e
 
 	// Argv goes straight to execve: no shell ever sees it, so ; | $() and the like are plain
 	// bytes. A bare name is looked up in the daemon's PATH.
-	cmd := osexec.CommandContext(tctx, row.Cmd[0], row.Cmd[1:]...)
+	cmd := exec.CommandContext(tctx, row.Cmd[0], row.Cmd[1:]...)
 	cmd.Env = Environ(e.getenv, nil)
 	// A nil Stdin is /dev/null: the command cannot read from the daemon.
 	cmd.Stdin = nil
@@ -187,12 +187,12 @@ func (e *Executor) execLocal(ctx context.Context, row allowlist.Tool) (Result, e
 		}
 		return res, fmt.Errorf("tool %q: %q killed after %s: %w", row.Name, row.Cmd[0], e.timeout, ErrTimeout)
 	}
-	var exitErr *osexec.ExitError
+	var exitErr *exec.ExitError
 	switch {
 	case err == nil, errors.As(err, &exitErr):
 		// A non-zero exit is the command's answer, not a failure to run it.
 		return res, nil
-	case errors.Is(err, osexec.ErrWaitDelay):
+	case errors.Is(err, exec.ErrWaitDelay):
 		// It exited cleanly but left a child holding the pipes; what arrived is the answer.
 		return res, nil
 	default:

@@ -1,10 +1,10 @@
-package exec
+package runner
 
 import (
 	"errors"
 	"maps"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"slices"
 	"syscall"
 )
@@ -13,7 +13,7 @@ import (
 // context ending) kill the whole group with SIGKILL, so that whatever the command spawned dies
 // with it, and a Ctrl-C meant for the daemon does not reach it. Call it before cmd.Start. Both
 // local commands and stdio MCP servers start this way.
-func InOwnProcessGroup(cmd *osexec.Cmd) {
+func InOwnProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

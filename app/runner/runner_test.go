@@ -1,11 +1,11 @@
-package exec
+package runner
 
 import (
 	"context"
 	"errors"
 	"io/fs"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -240,7 +240,7 @@ func TestMissingBinary(t *testing.T) {
 		is     error
 	}{
 		{"absolute path", "/nonexistent/maven-no-such-tool", fs.ErrNotExist},
-		{"looked up in PATH", "maven-no-such-tool", osexec.ErrNotFound},
+		{"looked up in PATH", "maven-no-such-tool", exec.ErrNotFound},
 	}
 	e := New(nil, Options{})
 	for _, tt := range tests {
