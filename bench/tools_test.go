@@ -45,11 +45,7 @@ func seedTools(t *testing.T, data string, servers int) {
 			server := serverName(s)
 			for _, spec := range catalog(server, 100) {
 				d := mcp.Declared{Name: spec.Name, Description: spec.Description, InputSchema: spec.InputSchema, ReadOnlyHint: spec.ReadOnly}
-				canonical, err := d.Canonical()
-				if err != nil {
-					return err
-				}
-				fp, err := mcp.Fingerprint(d)
+				shape, err := mcp.Fingerprint(d)
 				if err != nil {
 					return err
 				}
@@ -57,7 +53,7 @@ func seedTools(t *testing.T, data string, servers int) {
 					Name: mcp.LocalName(server, spec.Name, func(string) bool { return false }),
 					Cmd:  []string{"mcp", server, spec.Name}, Scope: allowlist.MCPScope(server),
 					Destructive: !spec.ReadOnly, ReadOnly: spec.ReadOnly, Description: spec.Description,
-					InputSchema: spec.InputSchema, Fingerprint: fp, Declared: canonical,
+					InputSchema: spec.InputSchema, Fingerprint: shape.Fingerprint, Declared: shape.Canonical,
 					Source: allowlist.SourceDiscovery, Provenance: fmt.Sprintf("discovered on %s (%s)", server, at), Actor: "discovery",
 				})
 				if err != nil {

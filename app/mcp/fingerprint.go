@@ -325,23 +325,31 @@ type Declared struct {
 	ReadOnlyHint bool
 }
 
-// Canonical returns the JCS form of {"name","description","inputSchema","readOnlyHint"}. An
-// absent, empty or null schema counts as {}, so that "no schema" has one fingerprint.
-func (d Declared) Canonical() (string, error) {
+// Shape is a declared shape in canonical form, with its fingerprint (DESIGN.md rule 7).
+type Shape struct {
+	// Declared is the shape as declared, its InputSchema in canonical form ({} when absent).
+	Declared Declared
+	// Canonical is the JCS form of {"name","description","inputSchema","readOnlyHint"}.
+	Canonical string
+	// Fingerprint is "sha256:" and the lowercase hex SHA-256 of Canonical.
+	Fingerprint string
+}
+
+// Fingerprint canonicalises d once and fingerprints it: the one place rule 7 is computed. An
+// absent, empty or null schema counts as {}, so that "no schema" has one fingerprint. It fails
+// on invalid UTF-8 in the name or description and on a schema Canonicalize refuses.
+func Fingerprint(d Declared) (Shape, error) {
 	if !utf8.ValidString(d.Name) || !utf8.ValidString(d.Description) {
-		return "", jcsError("invalid UTF-8 in name or description")
+		return Shape{}, jcsError("invalid UTF-8 in name or description")
 	}
 	schema, err := canonicalSchema(d.InputSchema)
 	if err != nil {
-		return "", fmt.Errorf("inputSchema: %w", err)
+		return Shape{}, fmt.Errorf("inputSchema: %w", err)
 	}
-	return canonicalWith(d, schema), nil
-}
-
-// canonicalWith writes d's canonical form around a schema that is already canonical.
-func canonicalWith(d Declared, schema []byte) string {
+	d.InputSchema = schema
 	var out bytes.Buffer
-	// Keys are written in JCS order by hand: the four names are ASCII and fixed.
+	// Keys are written in JCS order by hand: the four names are ASCII and fixed, and the schema
+	// is canonical already.
 	out.WriteString(`{"description":`)
 	jcsWriteString(&out, d.Description)
 	out.WriteString(`,"inputSchema":`)
@@ -351,7 +359,14 @@ func canonicalWith(d Declared, schema []byte) string {
 	out.WriteString(`,"readOnlyHint":`)
 	out.WriteString(strconv.FormatBool(d.ReadOnlyHint))
 	out.WriteByte('}')
-	return out.String()
+	sum := sha256.Sum256(out.Bytes())
+	return Shape{Declared: d, Canonical: out.String(), Fingerprint: "sha256:" + hex.EncodeToString(sum[:])}, nil
+}
+
+// Canonical returns d's canonical form (see Fingerprint).
+func (d Declared) Canonical() (string, error) {
+	shape, err := Fingerprint(d)
+	return shape.Canonical, err
 }
 
 func canonicalSchema(raw json.RawMessage) ([]byte, error) {
@@ -360,16 +375,6 @@ func canonicalSchema(raw json.RawMessage) ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	return Canonicalize(t)
-}
-
-// Fingerprint returns "sha256:" and the lowercase hex SHA-256 of d's canonical form (rule 7).
-func Fingerprint(d Declared) (string, error) {
-	c, err := d.Canonical()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(c))
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // ParseDeclared reads back a shape stored as Declared.Canonical produced it. It refuses input

@@ -332,10 +332,11 @@ func TestDeclaredCanonicalRefuses(t *testing.T) {
 }
 
 func TestFingerprintFormat(t *testing.T) {
-	fp, err := Fingerprint(Declared{Name: "t"})
+	shape, err := Fingerprint(Declared{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fp := shape.Fingerprint
 	// sha256 of {"description":"","inputSchema":{},"name":"t","readOnlyHint":false}
 	const want = "sha256:"
 	if !strings.HasPrefix(fp, want) || len(fp) != len(want)+64 || strings.ToLower(fp) != fp {
@@ -361,7 +362,7 @@ func TestFingerprintIgnoresKeyOrderAndWhitespace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("variant %d: %v", i, err)
 		}
-		if got != want {
+		if got.Fingerprint != want.Fingerprint {
 			t.Errorf("variant %d changed the fingerprint", i)
 		}
 		changed, err := ChangedFields(base, d)
@@ -403,11 +404,11 @@ func TestFingerprintSeesEveryRealChange(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := base
 			tt.change(&d)
-			fp, err := Fingerprint(d)
+			shape, err := Fingerprint(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fp == baseFP {
+			if shape.Fingerprint == baseFP.Fingerprint {
 				t.Error("fingerprint did not change")
 			}
 			got, err := ChangedFields(base, d)

@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -68,13 +66,13 @@ func (r *ToolReconciler) Refused(server string) []Refusal {
 	return slices.Clone(r.refused[server])
 }
 
-// listedTool is a tool from a list that passed the sanity checks, with its fingerprint.
+// listedTool is a tool from a list that passed the sanity checks, in canonical form.
 type listedTool struct {
-	declared    Declared
-	canonical   string
-	fingerprint string
-	schemaKey   string // canonical input schema, for rename detection
+	Shape
 }
+
+// schemaKey is the canonical input schema, for rename detection.
+func (lt listedTool) schemaKey() string { return string(lt.Declared.InputSchema) }
 
 // Reconcile applies one complete tools/list of a connected server. The caller guarantees
 // completeness: only such a list may withdraw anything (rule 10).
@@ -138,7 +136,7 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 			row, exists := byTool[name]
 			switch {
 			case !exists:
-				if err := r.propose(ctx, tx, server, lt, vanishedBySchema[lt.schemaKey], at); err != nil {
+				if err := r.propose(ctx, tx, server, lt, vanishedBySchema[lt.schemaKey()], at); err != nil {
 					return err
 				}
 			case row.State == allowlist.StateWithdrawn:
@@ -146,10 +144,10 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 					return err
 				}
 			case row.Fingerprint == "":
-				if _, err := tx.AdoptFingerprint(ctx, row.ID, lt.fingerprint, lt.canonical); err != nil {
+				if _, err := tx.AdoptFingerprint(ctx, row.ID, lt.Fingerprint, lt.Canonical); err != nil {
 					return err
 				}
-			case row.Fingerprint != lt.fingerprint:
+			case row.Fingerprint != lt.Fingerprint:
 				if err := r.redeclare(ctx, tx, server, row, lt, at); err != nil {
 					return err
 				}
@@ -162,7 +160,7 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 	}
 	fps := make(map[string]string, len(listed))
 	for name, lt := range listed {
-		fps[name] = lt.fingerprint
+		fps[name] = lt.Fingerprint
 	}
 	r.mu.Lock()
 	r.last[server] = fps
@@ -187,16 +185,16 @@ func (r *ToolReconciler) propose(ctx context.Context, tx *allowlist.Tx, server s
 	if renameOf != "" {
 		provenance = fmt.Sprintf("discovered on %s (%s); possibly a rename of %q, which vanished in the same refresh with the same input schema: a new proposal, not trusted as that tool", server, at, renameOf)
 	}
-	_, _, err := tx.Propose(ctx, r.proposal(server, lt, LocalName(server, lt.declared.Name, taken), renameOf, provenance))
+	_, _, err := tx.Propose(ctx, r.proposal(server, lt, LocalName(server, lt.Declared.Name, taken), renameOf, provenance))
 	return err
 }
 
 func (r *ToolReconciler) proposal(server string, lt listedTool, name, renameOf, provenance string) allowlist.Proposal {
-	d := lt.declared
+	d := lt.Declared
 	return allowlist.Proposal{
 		Name: name, Cmd: []string{"mcp", server, d.Name}, Scope: allowlist.MCPScope(server),
 		Destructive: !d.ReadOnlyHint, ReadOnly: d.ReadOnlyHint, Description: d.Description,
-		InputSchema: d.InputSchema, Fingerprint: lt.fingerprint, Declared: lt.canonical,
+		InputSchema: d.InputSchema, Fingerprint: lt.Fingerprint, Declared: lt.Canonical,
 		RenameOf: renameOf, Source: allowlist.SourceDiscovery, Provenance: provenance, Actor: "discovery",
 	}
 }
@@ -204,13 +202,13 @@ func (r *ToolReconciler) proposal(server string, lt listedTool, name, renameOf, 
 // reappear brings a withdrawn tool back as a proposal, saying whether it came back unchanged.
 func (r *ToolReconciler) reappear(ctx context.Context, tx *allowlist.Tx, server string, row allowlist.Tool, lt listedTool, at string) error {
 	var provenance string
-	if row.Fingerprint == lt.fingerprint {
+	if row.Fingerprint == lt.Fingerprint {
 		provenance = fmt.Sprintf("returned unchanged on %s (%s)", server, at)
 		if row.EnabledAt != nil {
 			provenance += "; it had been enabled before it was withdrawn"
 		}
 	} else {
-		changed := changedSince(row, lt.declared)
+		changed := changedSince(row, lt.Declared)
 		provenance = fmt.Sprintf("returned changed on %s (%s): %s changed", server, at, strings.Join(changed, ", "))
 	}
 	_, _, err := tx.Propose(ctx, r.proposal(server, lt, row.Name, "", provenance))
@@ -223,10 +221,10 @@ func (r *ToolReconciler) redeclare(ctx context.Context, tx *allowlist.Tx, server
 	if row.State == allowlist.StateProposed && row.PreviousDeclared != "" {
 		base.Declared = row.PreviousDeclared
 	}
-	changed := changedSince(base, lt.declared)
-	d := lt.declared
+	changed := changedSince(base, lt.Declared)
+	d := lt.Declared
 	_, err := tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{
-		Fingerprint: lt.fingerprint, Declared: lt.canonical, Description: d.Description,
+		Fingerprint: lt.Fingerprint, Declared: lt.Canonical, Description: d.Description,
 		InputSchema: d.InputSchema, ReadOnly: d.ReadOnlyHint, ChangedFields: changed,
 		Provenance: fmt.Sprintf("redefined by %s (%s): %s changed", server, at, strings.Join(changed, ", ")),
 	})
@@ -300,21 +298,15 @@ func check(t *sdk.Tool) (listedTool, string) {
 	if len(schema) > maxSchemaBytes {
 		return listedTool{}, fmt.Sprintf("input schema of %d bytes, over the %d-byte limit", len(schema), maxSchemaBytes)
 	}
-	canonSchema, err := canonicalSchema(schema)
+	shape, err := Fingerprint(Declared{Name: t.Name, Description: t.Description, InputSchema: schema,
+		ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint})
 	if err != nil {
-		return listedTool{}, "invalid input schema: " + err.Error()
+		return listedTool{}, "invalid " + err.Error()
 	}
-	if canonSchema[0] != '{' {
+	if shape.Declared.InputSchema[0] != '{' {
 		return listedTool{}, "input schema is not a JSON object"
 	}
-	d := Declared{Name: t.Name, Description: t.Description, InputSchema: canonSchema,
-		ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint}
-	// Name and description were checked for valid UTF-8 above, and the schema is canonical
-	// already: canonicalising it twice was most of the cost of an unchanged refresh.
-	canonical := canonicalWith(d, canonSchema)
-	sum := sha256.Sum256([]byte(canonical))
-	fp := "sha256:" + hex.EncodeToString(sum[:]) // as Fingerprint(d), without canonicalising twice
-	return listedTool{declared: d, canonical: canonical, fingerprint: fp, schemaKey: string(canonSchema)}, ""
+	return listedTool{Shape: shape}, ""
 }
 
 func sameFingerprints(last map[string]string, listed map[string]listedTool) bool {
@@ -322,7 +314,7 @@ func sameFingerprints(last map[string]string, listed map[string]listedTool) bool
 		return false
 	}
 	for name, lt := range listed {
-		if last[name] != lt.fingerprint {
+		if last[name] != lt.Fingerprint {
 			return false
 		}
 	}

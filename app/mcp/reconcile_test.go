@@ -351,7 +351,7 @@ func TestListedFingerprintMatchesFingerprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.row(t, "s", "t").Fingerprint; got != want {
-		t.Fatalf("stored %s, Fingerprint says %s", got, want)
+	if got := f.row(t, "s", "t").Fingerprint; got != want.Fingerprint {
+		t.Fatalf("stored %s, Fingerprint says %s", got, want.Fingerprint)
 	}
 }
