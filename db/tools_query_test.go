@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"maven/app/allowlist"
+	"maven/app/auth"
 	"maven/db"
 )
 
@@ -133,5 +134,48 @@ func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 	}
 	if got := names("calendar"); got != "weather " {
 		t.Fatalf("new text not found: %q", got)
+	}
+}
+
+// TestOrderByStateFollowsStates: the order /tools groups rows in (stateRank, and the index the
+// migration built on it) is the order of allowlist.States.
+func TestOrderByStateFollowsStates(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	store := db.NewToolStore(bdb)
+	svc := allowlist.NewService(store, time.Now)
+	// Names sort against the state order, so only the state can put the rows in order.
+	ids := map[string]int64{}
+	for _, n := range []string{"d", "c", "b", "a"} {
+		row, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: n, Cmd: []string{"/bin/" + n},
+			Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI, Actor: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[n] = row.ID
+	}
+	if _, err := svc.EnableTool(ctx, ids["c"], auth.ForTest(t, auth.ActionEnableTool, ids["c"])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DisableTool(ctx, ids["b"], "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Withdraw(ctx, ids["a"], "test", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := store.ListTools(ctx, allowlist.Filter{Order: allowlist.OrderByState})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []allowlist.State
+	for _, r := range rows {
+		got = append(got, r.State)
+	}
+	if want := allowlist.States(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("OrderByState lists %v, allowlist.States is %v", got, want)
 	}
 }

@@ -22,11 +22,6 @@ const toolsPerPage = 50
 // maxQueryLen bounds the search text.
 const maxQueryLen = 200
 
-// stateOrder is the order of the groups on /tools: what needs the owner first.
-func stateOrder() []allowlist.State {
-	return []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn}
-}
-
 func stateLabel(st allowlist.State) string {
 	switch st {
 	case allowlist.StateProposed:
@@ -76,7 +71,7 @@ func (s *server) toolList(r *http.Request, q string, page int) (views.ToolList, 
 		return views.ToolList{}, err
 	}
 	list := views.ToolList{Query: q}
-	for _, st := range stateOrder() {
+	for _, st := range allowlist.States() {
 		list.Counts = append(list.Counts, views.StateCount{State: string(st), Label: stateLabel(st), Count: counts[st]})
 		list.Total += counts[st]
 	}

@@ -65,7 +65,7 @@ func eventCount(t *testing.T, s *allowlist.Service, id int64) int {
 }
 
 func TestTransitions(t *testing.T) {
-	states := []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn}
+	states := allowlist.States()
 	type move struct {
 		name string
 		to   allowlist.State

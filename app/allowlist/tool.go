@@ -20,6 +20,12 @@ const (
 	StateWithdrawn State = "withdrawn"
 )
 
+// States returns every row state in the order the owner is shown them: what needs their
+// attention first. Counts, gauges and page groups all follow it.
+func States() []State {
+	return []State{StateProposed, StateEnabled, StateDisabled, StateWithdrawn}
+}
+
 // ScopeLocal is the scope of a local command; MCP rows use "mcp:<server>".
 const ScopeLocal = "local"
 

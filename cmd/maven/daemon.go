@@ -59,16 +59,13 @@ type statusResult struct {
 }
 
 func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) {
-	rows, err := d.tools.List(ctx, allowlist.Filter{})
+	byState, err := d.tools.CountByState(ctx, allowlist.Filter{})
 	if err != nil {
 		return nil, err
 	}
 	counts := map[string]int{}
-	for _, s := range []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn} {
-		counts[string(s)] = 0
-	}
-	for _, r := range rows {
-		counts[string(r.State)]++
+	for _, s := range allowlist.States() {
+		counts[string(s)] = byState[s]
 	}
 	return statusResult{Version: version, Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts}, nil
 }
@@ -174,13 +171,13 @@ func (d *daemon) gauges(ctx context.Context) []metrics.Sample {
 	var out []metrics.Sample
 	counts, err := d.tools.CountByState(ctx, allowlist.Filter{})
 	if err == nil {
-		for _, st := range []allowlist.State{allowlist.StateProposed, allowlist.StateEnabled, allowlist.StateDisabled, allowlist.StateWithdrawn} {
+		for _, st := range allowlist.States() {
 			out = append(out, metrics.Sample{Name: "maven_tools", Help: "Allowlist rows by state.",
 				Labels: []metrics.Label{{Name: "state", Value: string(st)}}, Value: float64(counts[st])})
 		}
 	}
 	for _, s := range d.mcp.Status() {
-		for _, st := range []mcp.State{mcp.StateLocked, mcp.StateConnecting, mcp.StateConnected, mcp.StateBackoff, mcp.StateFailed, mcp.StateDisabled} {
+		for _, st := range mcp.States() {
 			v := 0.0
 			if s.State == st {
 				v = 1

@@ -1,0 +1,34 @@
+package mcp
+
+import "time"
+
+// State is where a server's connection stands (DESIGN.md rule 14).
+type State string
+
+// The connection states.
+const (
+	StateLocked     State = "locked"     // needs a secret that is not available; never dialled
+	StateConnecting State = "connecting" // dialling and initializing
+	StateConnected  State = "connected"  // a live session
+	StateBackoff    State = "backoff"    // waiting to redial after a failure
+	StateFailed     State = "failed"     // a configuration that cannot work; retried slowly
+	StateDisabled   State = "disabled"   // disabled in the config; never dialled
+)
+
+// States returns every server state in one order, for counts and gauges.
+func States() []State {
+	return []State{StateLocked, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
+}
+
+// ServerStatus is what the owner is shown about one server (DESIGN.md rule 14).
+type ServerStatus struct {
+	Name      string    `json:"name"`
+	Transport string    `json:"transport"` // "stdio", "http" or "sse"
+	Target    string    `json:"target"`    // command line or URL, secrets never expanded
+	State     State     `json:"state"`
+	Trust     string    `json:"trust"` // TrustLocalProcess, TrustLoopback, …
+	TrustText string    `json:"trust_text"`
+	LastError string    `json:"last_error"`
+	Since     time.Time `json:"since"` // when State was entered
+	Tools     int       `json:"tools"` // tools in the last complete list
+}
