@@ -45,8 +45,8 @@ func (f *fixture) approved(server string) bool {
 }
 
 func waiting(name string) mcp.ServerStatus {
-	return mcp.ServerStatus{Name: name, Transport: "stdio", Target: name, State: mcp.StateDisabled,
-		LastError: mcp.MsgUnapproved, Trust: mcp.TrustLocalProcess}
+	return mcp.ServerStatus{Name: name, Transport: "stdio", Target: name, State: mcp.StateAwaitingApproval,
+		Trust: mcp.TrustLocalProcess}
 }
 
 func (b *browser) approveCommand(id int64) *httptest.ResponseRecorder {

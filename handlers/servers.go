@@ -68,7 +68,7 @@ func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
 	// no longer what would start.
 	waiting := map[string]bool{}
 	for _, st := range statuses {
-		if st.State == mcp.StateDisabled && st.LastError == mcp.MsgUnapproved {
+		if st.State == mcp.StateAwaitingApproval {
 			waiting[st.Name] = true
 		}
 	}
@@ -107,6 +107,8 @@ func serverStateLabel(st mcp.State) string {
 	switch st {
 	case mcp.StateLocked:
 		return "locked: needs a secret"
+	case mcp.StateAwaitingApproval:
+		return "awaiting your approval"
 	case mcp.StateConnecting:
 		return "connecting"
 	case mcp.StateConnected:

@@ -13,10 +13,6 @@ import (
 	"maven/app/config"
 )
 
-// MsgUnapproved is the LastError of a stdio server whose command line the owner has not
-// approved (DESIGN.md rule 25); its state is disabled until they do.
-const MsgUnapproved = "new command line: approve it on /tools before it first starts"
-
 // StdioCommand returns the exact command line of a stdio server as the owner is shown it, and
 // its digest. cfg must be the configured server, never an Expanded copy: secret references stay
 // as written, so no secret is shown or stored, and rotating a secret is not a new command line.

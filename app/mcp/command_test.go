@@ -112,9 +112,9 @@ func TestUnapprovedStdioServerNeverStarts(t *testing.T) {
 	rec := newFakeReconciler()
 	m := startManager(t, map[string]config.Server{"local": cfg}, rec, opts)
 
-	waitState(t, m, "local", StateDisabled, 5*time.Second)
-	if st := status(m, "local"); st.LastError != MsgUnapproved {
-		t.Errorf("LastError = %q, want %q", st.LastError, MsgUnapproved)
+	waitState(t, m, "local", StateAwaitingApproval, 5*time.Second)
+	if st := status(m, "local"); st.LastError != "" {
+		t.Errorf("LastError = %q, want none: waiting for the owner is not an error", st.LastError)
 	}
 	// Give a wrongly started process time to write its pid file.
 	time.Sleep(300 * time.Millisecond)
@@ -137,7 +137,7 @@ func TestUnapprovedStdioServerNeverStarts(t *testing.T) {
 	m.Wake("local")
 	m.Wake("nobody")
 	waitFor(t, 5*time.Second, "a second check", func() bool { return approvals.askedCount() >= 2 })
-	if st := status(m, "local"); st.State != StateDisabled || srv.currentPid() != 0 {
+	if st := status(m, "local"); st.State != StateAwaitingApproval || srv.currentPid() != 0 {
 		t.Fatalf("woken without approval: state %s, pid %d", st.State, srv.currentPid())
 	}
 

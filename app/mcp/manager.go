@@ -88,7 +88,7 @@ type ManagerOptions struct {
 	Version string
 	// ApproveStdio reports whether the owner approved a stdio server's command line (see
 	// StdioCommand); the supervisor asks before every start, and an unapproved command line
-	// never starts: the server shows as disabled with MsgUnapproved until Wake. Nil approves
+	// never starts: the server shows as StateAwaitingApproval until Wake. Nil approves
 	// every command line. It is called from the supervisors' goroutines.
 	ApproveStdio func(ctx context.Context, server, display, digest string) (bool, error)
 }

@@ -7,17 +7,20 @@ type State string
 
 // The connection states.
 const (
-	StateLocked     State = "locked"     // needs a secret that is not available; never dialled
-	StateConnecting State = "connecting" // dialling and initializing
-	StateConnected  State = "connected"  // a live session
-	StateBackoff    State = "backoff"    // waiting to redial after a failure
-	StateFailed     State = "failed"     // a configuration that cannot work; retried slowly
-	StateDisabled   State = "disabled"   // disabled in the config; never dialled
+	StateLocked State = "locked" // needs a secret that is not available; never dialled
+	// StateAwaitingApproval is a stdio server whose command line the owner has not approved
+	// yet (DESIGN.md rule 25): never started until they do, and nothing is wrong with it.
+	StateAwaitingApproval State = "awaiting-approval"
+	StateConnecting       State = "connecting" // dialling and initializing
+	StateConnected        State = "connected"  // a live session
+	StateBackoff          State = "backoff"    // waiting to redial after a failure
+	StateFailed           State = "failed"     // a configuration that cannot work; retried slowly
+	StateDisabled         State = "disabled"   // "disabled": true in the config; never dialled
 )
 
 // States returns every server state in one order, for counts and gauges.
 func States() []State {
-	return []State{StateLocked, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
+	return []State{StateLocked, StateAwaitingApproval, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
 }
 
 // ServerStatus is what the owner is shown about one server (DESIGN.md rule 14).

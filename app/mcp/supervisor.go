@@ -102,7 +102,7 @@ func (s *supervisor) run(ctx context.Context) {
 			continue
 		case !approved:
 			// Never started: the owner has not seen this command line (DESIGN.md rule 25).
-			s.set(StateDisabled, MsgUnapproved)
+			s.set(StateAwaitingApproval, "")
 			s.logger.Info("mcp server waits for the owner to approve its command line")
 			s.sleep(ctx, 0)
 			continue

@@ -16,7 +16,6 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
-	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
 	"maven/db"
 	"maven/internal/daemontest"
@@ -249,7 +248,7 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 		t.Skip("no touch on PATH")
 	}
 	cfg := filepath.Join(dir, "maven.json")
-	c := fmt.Sprintf(`{"mcpServers": {"toucher": {"command": %q, "args": [%q]}}}`, touch, marker)
+	c := fmt.Sprintf(`{"metrics": true, "mcpServers": {"toucher": {"command": %q, "args": [%q]}}}`, touch, marker)
 	if err := os.WriteFile(cfg, []byte(c), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -262,15 +261,22 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 	})
 	waitFor(t, 10*time.Second, func() bool {
 		s := mcpServers(t, data)["toucher"]
-		return s.State == "disabled" && s.LastError == mcp.MsgUnapproved
+		return s.State == "awaiting-approval"
 	})
 	// The supervisor has decided; give a wrongly started process time to run all the same.
 	time.Sleep(500 * time.Millisecond)
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the unapproved command ran (marker: %v)", err)
 	}
-	if s := mcpServers(t, data)["toucher"]; s.State != "disabled" {
+	if s := mcpServers(t, data)["toucher"]; s.State != "awaiting-approval" || s.LastError != "" {
 		t.Fatalf("toucher: %+v", s)
+	}
+	token, err := maven(t, data, "metrics-token", "--rotate")
+	if err != nil {
+		t.Fatalf("%v %s", err, token)
+	}
+	if _, body := getMetrics(t, d.addr, strings.TrimSpace(token)); !strings.Contains(body, `maven_mcp_server_state{server="toucher",state="awaiting-approval"} 1`) {
+		t.Errorf("the gauge does not show the server awaiting approval:\n%s", body)
 	}
 	d.stop(t)
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
@@ -284,7 +290,7 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
-	if s := mcpServers(t, data)["toucher"]; s.LastError == mcp.MsgUnapproved {
+	if s := mcpServers(t, data)["toucher"]; s.State == "awaiting-approval" {
 		t.Fatalf("still waiting for approval: %+v", s)
 	}
 }
