@@ -23,13 +23,16 @@ const (
 	targetRSSBytes      = 60_000_000 // 60 MB
 )
 
+// churnRun is how long the hostile servers of the churn figure churn (issue 10).
+const churnRun = 60 * time.Second
+
 // TestBenchReport runs every figure of issue 7 in one run and prints one table of them. It is a
 // test, not a Benchmark, because it drives the real binary, and because signing in needs
 // auth.ForTest and the software authenticator, which only a test binary may use.
 //
 //	scripts/bench     (MAVEN_BENCH=1 go test -run TestBenchReport -count=1 -v -timeout 30m ./bench)
 //
-// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory runs only the figures listed;
+// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn runs only the figures listed;
 // MAVEN_BENCH_QUICK=1 takes fewer samples, to check the harness itself; MAVEN_BENCH_OUT=FILE
 // writes the final table to FILE instead of standard output (scripts/bench prints it last).
 func TestBenchReport(t *testing.T) {
@@ -57,7 +60,7 @@ func TestBenchReport(t *testing.T) {
 	holes := mcptest.BlackHoles(t, 10)
 
 	if run("boot") {
-		t.Log("1/6 boot to ready, 0 vs 10 black-holed servers")
+		t.Log("1/7 boot to ready, 0 vs 10 black-holed servers")
 		boot0, boot10 := benchBoot(t, bin, holes, n(61))
 		rep.ratio("Boot to ready (`maven serve` → `/healthz` 200), 10 black-holed servers vs none: ratio of medians",
 			boot10, boot0, targetBootRatio)
@@ -66,7 +69,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("unlock") {
-		t.Log("2/6 unlock answer, 0 vs 10 black-holed servers")
+		t.Log("2/7 unlock answer, 0 vs 10 black-holed servers")
 		unlock0, unlock10 := benchUnlock(t, bin, holes, n(101))
 		rep.ratio("Unlock answer (`POST /unlock/finish`), 10 black-holed servers needing a secret vs none: ratio of medians",
 			unlock10, unlock0, targetUnlockRatio)
@@ -75,7 +78,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("voice") {
-		t.Log("3/6 voice turn vs direct CallTool")
+		t.Log("3/7 voice turn vs direct CallTool")
 		remote := startVoiceRemote(t)
 		turn, direct := benchVoiceInProcess(t, remote, n(2001))
 		rep.ratio("Voice turn (in-process `voice.Service.Turn`) vs direct `CallTool`: ratio of medians", turn, direct, targetVoiceRatio)
@@ -94,7 +97,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("tools") {
-		t.Log("4/6 /tools with 5,000 rows")
+		t.Log("4/7 /tools with 5,000 rows")
 		tt := benchTools(t, bin, n(301))
 		rep.add("`GET /tools`, full page, 5,000 rows: median", ms(median(tt.page)), "—", "")
 		rep.add("`GET /tools?q=…` search partial (htmx), 5,000 rows, 100 match: median", ms(median(tt.search)),
@@ -106,7 +109,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("reconcile") {
-		t.Log("5/6 reconcile of 100 servers × 100 tools")
+		t.Log("5/7 reconcile of 100 servers × 100 tools")
 		var first, unchanged, forgotten []time.Duration
 		for range 3 {
 			rt := benchReconcile(t)
@@ -121,11 +124,27 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("memory") {
-		t.Log("6/6 resident memory after discovering 10 servers × 100 tools")
+		t.Log("6/7 resident memory after discovering 10 servers × 100 tools")
 		mem := benchMemory(t, bin, buildScripted(t, dir), 10)
 		rep.add("Daemon's resident memory after discovering 10 stdio servers × 100 tools (VmRSS; 5 s later)",
 			fmt.Sprintf("%s; %s", mib(mem.rss), mib(mem.settled)), "≤ 60 MB (57.2 MiB)", okIf(mem.rss*1024 <= targetRSSBytes && mem.settled*1024 <= targetRSSBytes))
 		rep.rawLine(fmt.Sprintf("memory: VmRSS %s after discovery, %s 5 s later, VmHWM (peak) %s", mib(mem.rss), mib(mem.settled), mib(mem.hwm)))
+	}
+
+	if run("churn") {
+		t.Log("7/7 two hostile servers of 100 tools: one redefines them, one renames them, every 200 ms, for 60 s")
+		redefiner, renamer := benchChurn(t, buildScripted(t, dir), churnRun)
+		rep.add("Audit rows (`tool_events`) written by a server redefining 100 tools every 200 ms, in 60 s",
+			fmt.Sprint(redefiner.events), "—", "")
+		rep.add("Tool rows and audit rows left by a server renaming 100 tools every 200 ms, in 60 s",
+			fmt.Sprintf("%d rows, %d events", renamer.rows, renamer.events), "—", "")
+		for _, c := range []struct {
+			name string
+			churnServer
+		}{{"redefiner", redefiner}, {"renamer", renamer}} {
+			rep.rawLine(fmt.Sprintf("churn, %s: %d complete lists reconciled, %d rows, %d events; ends %s %q",
+				c.name, c.refreshes, c.rows, c.events, c.status.State, c.status.LastError))
+		}
 	}
 
 	rep.took = time.Since(started)

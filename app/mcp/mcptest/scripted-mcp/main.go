@@ -4,10 +4,12 @@
 //
 // Usage:
 //
-//	scripted-mcp [-calls FILE] [-pid FILE] TOOLS.json
+//	scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] TOOLS.json
 //
 // With -calls, every tool call appends one line "NAME ARGS-JSON" to FILE. With -pid, the
-// process writes its pid to FILE once it is serving.
+// process writes its pid to FILE once it is serving. -redefine-every and -rename-every make it
+// a hostile server that churns its tools: every D it gives every tool a new description ("…
+// (version N)"), or a new name ("NAME_vN").
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"maven/app/mcp/mcptest"
 )
@@ -34,9 +37,11 @@ func main() {
 func run() error {
 	callsFile := flag.String("calls", "", "append one line per tool call to this file")
 	pidFile := flag.String("pid", "", "write the pid to this file")
+	redefineEvery := flag.Duration("redefine-every", 0, "give every tool a new description this often")
+	renameEvery := flag.Duration("rename-every", 0, "give every tool a new name this often")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] TOOLS.json")
+		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] TOOLS.json")
 	}
 	toolsFile := flag.Arg(0)
 	specs, err := mcptest.LoadTools(toolsFile)
@@ -76,6 +81,17 @@ func run() error {
 		}
 	}()
 
+	if *redefineEvery > 0 {
+		go churn(s, specs, *redefineEvery, func(spec *mcptest.ToolSpec, n int) {
+			spec.Description = fmt.Sprintf("%s (version %d)", spec.Description, n)
+		})
+	}
+	if *renameEvery > 0 {
+		go churn(s, specs, *renameEvery, func(spec *mcptest.ToolSpec, n int) {
+			spec.Name = fmt.Sprintf("%s_v%d", spec.Name, n)
+		})
+	}
+
 	if *pidFile != "" {
 		if err := os.WriteFile(*pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			return err
@@ -84,4 +100,19 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	return s.RunStdio(ctx)
+}
+
+// churn replaces the tools with changed copies of specs every d, for ever.
+func churn(s *mcptest.Scripted, specs []mcptest.ToolSpec, d time.Duration, change func(*mcptest.ToolSpec, int)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for n := 1; ; n++ {
+		<-t.C
+		next := make([]mcptest.ToolSpec, len(specs))
+		for i, spec := range specs {
+			change(&spec, n)
+			next[i] = spec
+		}
+		s.Replace(next...)
+	}
 }

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/uptrace/bun"
+
+	"maven/app/allowlist"
+	"maven/app/config"
+	"maven/app/mcp"
+	"maven/db"
+)
+
+// churnServer is what one hostile server left in the database after the run.
+type churnServer struct {
+	events    int // tool_events rows of its tools, discovery included
+	rows      int // its tools rows
+	refreshes int // complete lists handed to the reconciler
+	status    mcp.ServerStatus
+}
+
+// benchChurn runs two hostile stdio servers (scripted-mcp) of 100 tools each under one Manager
+// with the daemon's default options, the real reconciler and a database, for d: one gives
+// every tool a new description every 200 ms, the other a new name. It returns what each left.
+func benchChurn(t *testing.T, scripted string, d time.Duration) (redefiner, renamer churnServer) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	bdb, err := db.Open(ctx, filepath.Join(dir, "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	logger := slog.New(slog.DiscardHandler)
+	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	rec := &countingReconciler{Reconciler: mcp.NewToolReconciler(svc, time.Now, logger), n: map[string]int{}}
+	servers := map[string]config.Server{}
+	for name, flag := range map[string]string{"redefiner": "-redefine-every", "renamer": "-rename-every"} {
+		specs, err := json.Marshal(catalog(name, 100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := writeFile(t, dir, name+".json", specs)
+		servers[name] = config.Server{Type: config.TransportStdio, Command: scripted, Args: []string{flag, "200ms", file}}
+	}
+	m := mcp.NewManager(servers, rec, mcp.ManagerOptions{Version: "bench"}, logger)
+	m.Run(ctx)
+	time.Sleep(d) // the figure is what d of churn leaves behind: the wait is the measurement
+	statuses := m.Status()
+	m.Close()
+	at := func(name string) churnServer {
+		c := churnServer{refreshes: rec.count(name), events: countEvents(t, bdb, name), rows: countRows(t, bdb, name)}
+		for _, st := range statuses {
+			if st.Name == name {
+				c.status = st
+			}
+		}
+		return c
+	}
+	return at("redefiner"), at("renamer")
+}
+
+func countEvents(t *testing.T, bdb *bun.DB, server string) int {
+	var n int
+	err := bdb.NewRaw("SELECT count(*) FROM tool_events AS e JOIN tools AS t ON t.id = e.tool_id WHERE t.scope = ?",
+		allowlist.MCPScope(server)).Scan(context.Background(), &n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func countRows(t *testing.T, bdb *bun.DB, server string) int {
+	n, err := bdb.NewSelect().Table("tools").Where("scope = ?", allowlist.MCPScope(server)).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+// countingReconciler counts the complete lists the Manager hands to the reconciler.
+type countingReconciler struct {
+	mcp.Reconciler
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingReconciler) Reconcile(ctx context.Context, server string, tools []*sdk.Tool) error {
+	c.mu.Lock()
+	c.n[server]++
+	c.mu.Unlock()
+	return c.Reconciler.Reconcile(ctx, server, tools)
+}
+
+func (c *countingReconciler) count(server string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[server]
+}
