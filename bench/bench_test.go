@@ -142,8 +142,8 @@ func TestBenchReport(t *testing.T) {
 			name string
 			churnServer
 		}{{"redefiner", redefiner}, {"renamer", renamer}} {
-			rep.rawLine(fmt.Sprintf("churn, %s: %d complete lists reconciled, %d rows, %d events; ends %s %q",
-				c.name, c.refreshes, c.rows, c.events, c.status.State, c.status.LastError))
+			rep.rawLine(fmt.Sprintf("churn, %s: %d complete lists reconciled, %d rows, %d events, %d repeat counts; ends %s %q",
+				c.name, c.refreshes, c.rows, c.events, c.repeats, c.status.State, c.status.LastError))
 		}
 	}
 

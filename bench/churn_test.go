@@ -21,6 +21,7 @@ import (
 // churnServer is what one hostile server left in the database after the run.
 type churnServer struct {
 	events    int // tool_events rows of its tools, discovery included
+	repeats   int // tool_event_repeats rows: events that count redefinitions after them
 	rows      int // its tools rows
 	refreshes int // complete lists handed to the reconciler
 	status    mcp.ServerStatus
@@ -55,7 +56,8 @@ func benchChurn(t *testing.T, scripted string, d time.Duration) (redefiner, rena
 	statuses := m.Status()
 	m.Close()
 	at := func(name string) churnServer {
-		c := churnServer{refreshes: rec.count(name), events: countEvents(t, bdb, name), rows: countRows(t, bdb, name)}
+		c := churnServer{refreshes: rec.count(name), events: count(t, bdb, "tool_events", name),
+			repeats: count(t, bdb, "tool_event_repeats", name), rows: countRows(t, bdb, name)}
 		for _, st := range statuses {
 			if st.Name == name {
 				c.status = st
@@ -66,10 +68,15 @@ func benchChurn(t *testing.T, scripted string, d time.Duration) (redefiner, rena
 	return at("redefiner"), at("renamer")
 }
 
-func countEvents(t *testing.T, bdb *bun.DB, server string) int {
+// count counts the rows of tool_events, or of tool_event_repeats, that belong to server's tools.
+func count(t *testing.T, bdb *bun.DB, table, server string) int {
 	var n int
-	err := bdb.NewRaw("SELECT count(*) FROM tool_events AS e JOIN tools AS t ON t.id = e.tool_id WHERE t.scope = ?",
-		allowlist.MCPScope(server)).Scan(context.Background(), &n)
+	q := "SELECT count(*) FROM tool_events AS e JOIN tools AS t ON t.id = e.tool_id WHERE t.scope = ?"
+	if table == "tool_event_repeats" {
+		q = "SELECT count(*) FROM tool_event_repeats AS r JOIN tool_events AS e ON e.id = r.event_id " +
+			"JOIN tools AS t ON t.id = e.tool_id WHERE t.scope = ?"
+	}
+	err := bdb.NewRaw(q, allowlist.MCPScope(server)).Scan(context.Background(), &n)
 	if err != nil {
 		t.Fatal(err)
 	}

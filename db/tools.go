@@ -43,16 +43,20 @@ type toolRow struct {
 	EnabledBy        sql.NullString `bun:"enabled_by"`
 }
 
-// eventRow is the bun model of the append-only tool_events table.
+// eventRow is the bun model of the append-only tool_events table, with the repeats counted
+// against each event (tool_event_repeats) when it is read.
 type eventRow struct {
-	bun.BaseModel `bun:"table:tool_events"`
+	bun.BaseModel `bun:"table:tool_events,alias:e"`
 
-	ID     int64  `bun:"id,pk,autoincrement"`
-	ToolID int64  `bun:"tool_id"`
-	At     string `bun:"at"`
-	Actor  string `bun:"actor"`
-	Action string `bun:"action"`
-	Detail string `bun:"detail"`
+	ID         int64          `bun:"id,pk,autoincrement"`
+	ToolID     int64          `bun:"tool_id"`
+	At         string         `bun:"at"`
+	Actor      string         `bun:"actor"`
+	Action     string         `bun:"action"`
+	Detail     string         `bun:"detail"`
+	Repeats    sql.NullInt64  `bun:"repeats,scanonly"`
+	LastRepeat sql.NullString `bun:"last_repeat,scanonly"`
+	LastDetail sql.NullString `bun:"last_detail,scanonly"`
 }
 
 // Times are stored as fixed-width UTC text so that they sort as strings.
@@ -159,17 +163,18 @@ func (s *ToolStore) CountByState(ctx context.Context, f allowlist.Filter) (map[a
 // ListEvents implements allowlist.Store.
 func (s *ToolStore) ListEvents(ctx context.Context, toolID int64) ([]allowlist.Event, error) {
 	var rows []eventRow
-	q := s.db.NewSelect().Model(&rows).Order("id")
+	q := s.db.NewSelect().Model(&rows).ColumnExpr("e.*").
+		ColumnExpr("r.count AS repeats, r.last_at AS last_repeat, r.last_detail AS last_detail").
+		Join("LEFT JOIN tool_event_repeats AS r ON r.event_id = e.id").Order("e.id")
 	if toolID != 0 {
-		q = q.Where("tool_id = ?", toolID)
+		q = q.Where("e.tool_id = ?", toolID)
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	out := make([]allowlist.Event, len(rows))
 	for i, r := range rows {
-		out[i] = allowlist.Event{ID: r.ID, ToolID: r.ToolID, At: parseTime(r.At), Actor: r.Actor,
-			Action: r.Action, Detail: json.RawMessage(r.Detail)}
+		out[i] = r.event()
 	}
 	return out, nil
 }

@@ -291,12 +291,20 @@ type Redeclaration struct {
 	ReadOnly      bool
 	ChangedFields []string
 	Provenance    string
+	// CoalesceSince, when set, lets a redefinition that changes nothing but the shape be
+	// counted as a repeat of the row's previous redefinition instead of appending an event of
+	// its own: only if that redefinition is the row's latest event and was recorded at or after
+	// CoalesceSince (issue 10: a server redefining a tool without end must not grow the audit
+	// trail without end). A redefinition that changes the row's state or raises destructive is
+	// always an event.
+	CoalesceSince time.Time
 }
 
 // Redeclare records that the far end now declares a different shape for a row (DESIGN.md rule
 // 8). An enabled row goes back to proposed, keeping the shape the owner approved for a diff; a
 // disabled row stays disabled and records the new shape; a proposed row is updated in place.
-// If the tool stopped claiming read-only, destructive is raised; it is never lowered.
+// If the tool stopped claiming read-only, destructive is raised; it is never lowered. The
+// change is an event, or a repeat of the last one (see Redeclaration.CoalesceSince).
 func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, error) {
 	t, err := tx.st.GetTool(ctx, id)
 	if err != nil {
@@ -317,10 +325,28 @@ func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, e
 	t.Fingerprint, t.Declared = r.Fingerprint, r.Declared
 	t.Description, t.InputSchema = r.Description, schemaOrEmpty(r.InputSchema)
 	t.ChangedFields, t.Provenance = slices.Clone(r.ChangedFields), r.Provenance
-	return t, tx.save(ctx, &t, old, "discovery", "redefined", map[string]any{
+	detail := map[string]any{
 		"changed": r.ChangedFields, "fingerprint": r.Fingerprint, "previous_fingerprint": old.Fingerprint,
 		"destructive_raised": t.Destructive && !old.Destructive,
-	})
+	}
+	repeatOf, err := tx.repeatable(ctx, old, t, r.CoalesceSince)
+	if err != nil {
+		return Tool{}, err
+	}
+	if repeatOf == 0 {
+		return t, tx.save(ctx, &t, old, "discovery", "redefined", detail)
+	}
+	if err := tx.write(ctx, &t, old); err != nil {
+		return Tool{}, err
+	}
+	e, err := newEvent(tx.now, t.ID, "discovery", "redefined", detail)
+	if err != nil {
+		return Tool{}, err
+	}
+	if err := tx.st.CountRepeat(ctx, repeatOf, tx.now, e.Detail); err != nil {
+		return Tool{}, fmt.Errorf("count a redefinition of tool %d: %w", t.ID, err)
+	}
+	return t, nil
 }
 
 // AdoptFingerprint gives a row that predates fingerprints its first one (DESIGN.md rule 9): an
@@ -366,14 +392,30 @@ func CanTransition(from, to State) bool {
 	return false
 }
 
-// save writes t and its event. Rule 4 is checked here too, so no caller can lower destructive.
-func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string, detail map[string]any) error {
-	if old.Destructive && !t.Destructive {
-		return fmt.Errorf("%w: destructive is never lowered (tool %d)", ErrIllegalTransition, t.ID)
+// repeatable returns the id of the redefinition event that redefining old into t may be counted
+// against, or 0 when it must be an event of its own: t changes more than the shape, or old's
+// latest event is not a redefinition recorded since since (zero: never coalesce).
+func (tx *Tx) repeatable(ctx context.Context, old, t Tool, since time.Time) (int64, error) {
+	if since.IsZero() || t.State != old.State || t.Destructive != old.Destructive {
+		return 0, nil
 	}
-	t.UpdatedAt = tx.now
-	if err := tx.st.UpdateTool(ctx, t); err != nil {
-		return fmt.Errorf("update tool %d: %w", t.ID, err)
+	last, err := tx.st.LastEvent(ctx, old.ID)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if last.Action != "redefined" || last.At.Before(since) {
+		return 0, nil
+	}
+	return last.ID, nil
+}
+
+// save writes t and its event.
+func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string, detail map[string]any) error {
+	if err := tx.write(ctx, t, old); err != nil {
+		return err
 	}
 	if detail == nil {
 		detail = map[string]any{}
@@ -385,6 +427,19 @@ func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string,
 		detail["old_name"], detail["name"] = old.Name, t.Name
 	}
 	return tx.event(ctx, t.ID, actor, action, detail)
+}
+
+// write stores t over old, stamped now. Rule 4 is checked here too, so no caller can lower
+// destructive.
+func (tx *Tx) write(ctx context.Context, t *Tool, old Tool) error {
+	if old.Destructive && !t.Destructive {
+		return fmt.Errorf("%w: destructive is never lowered (tool %d)", ErrIllegalTransition, t.ID)
+	}
+	t.UpdatedAt = tx.now
+	if err := tx.st.UpdateTool(ctx, t); err != nil {
+		return fmt.Errorf("update tool %d: %w", t.ID, err)
+	}
+	return nil
 }
 
 func (tx *Tx) event(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {

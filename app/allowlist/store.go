@@ -1,6 +1,10 @@
 package allowlist
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
 
 // Store persists rows and their events. db implements it with bun on SQLite.
 type Store interface {
@@ -37,6 +41,11 @@ type TxStore interface {
 	UpdateTool(ctx context.Context, t *Tool) error
 	// AppendEvent adds one event to the audit trail and sets its ID.
 	AppendEvent(ctx context.Context, e *Event) error
+	// LastEvent returns the row's latest event; ErrNotFound if it has none.
+	LastEvent(ctx context.Context, toolID int64) (Event, error)
+	// CountRepeat counts one more repeat, at time at and with detail, of the event with that
+	// id (see Event.Repeats); ErrNotFound if there is no such event.
+	CountRepeat(ctx context.Context, eventID int64, at time.Time, detail json.RawMessage) error
 }
 
 // Filter selects rows. Zero fields select everything.

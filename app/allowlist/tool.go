@@ -98,6 +98,13 @@ type Event struct {
 	Actor  string
 	Action string
 	Detail json.RawMessage
+	// Repeats counts the times the same change happened again right after this event, each
+	// counted instead of recorded as an event of its own (see Redeclaration.CoalesceSince);
+	// LastRepeat is when it last did, and LastRepeatDetail what Detail would have said then.
+	// The event itself is never rewritten.
+	Repeats          int
+	LastRepeat       time.Time
+	LastRepeatDetail json.RawMessage
 }
 
 // Errors returned by the allowlist.

@@ -207,6 +207,14 @@ func checkCrashDB(t *testing.T, path string, tools int) crashSummary {
 				fingerprint = d.Fingerprint
 				n++
 			}
+			if ev.Repeats > 0 {
+				// Redefinitions that followed this one, counted against it (issue 10).
+				if err := json.Unmarshal(ev.LastRepeatDetail, &d); err != nil {
+					t.Errorf("row %d: event %d last repeat %s: %v", r.ID, ev.ID, ev.LastRepeatDetail, err)
+				}
+				fingerprint = d.Fingerprint
+				n += ev.Repeats
+			}
 		}
 		if state != r.State {
 			t.Errorf("row %d is %s, its events say %s", r.ID, r.State, state)

@@ -594,23 +594,21 @@ func TestHostileHangs(t *testing.T) {
 }
 
 // TestHostileChurningToolList: a server whose every tools/list describes every tool anew, and
-// which announces list_changed often. Its rows move between proposed states only, never to
-// enabled or withdrawn; each refresh appends at most one event per tool; the good server is
-// unaffected.
+// which announces list_changed often. Each tool's redefinitions within the churn window are one
+// audit event with a repeat count; once a tool has changed more often than the budget allows,
+// the refresh that would go over it writes nothing and the server is failed, not listened to,
+// with a plain reason. Its rows move between proposed states only, never to enabled or
+// withdrawn, and the good server is unaffected.
 func TestHostileChurningToolList(t *testing.T) {
 	script := hostileScript{Churn: true, Storm: 200}
 	hs := []hostileServer{hostileOverHTTP(t, "churn_http", script), hostileOverStdio("churn_stdio", script)}
 	opts := hostileOptions()
 	opts.RefreshGap = 20 * time.Millisecond // many refreshes in little time
 	e := newHostileEnv(t, opts, hs)
-	eventsBefore := map[string]int{}
 	for _, h := range hs {
-		eventsBefore[h.name] = len(e.events(h.name))
-	}
-	const refreshes = 20
-	for _, h := range hs {
-		waitFor(t, 20*time.Second, fmt.Sprintf("%d refreshes of %s", refreshes, h.name), func() bool {
-			return e.rec.count(h.name) >= refreshes
+		waitFor(t, 20*time.Second, h.name+" failed for changing its tools too often", func() bool {
+			st := status(e.m, h.name)
+			return st.State == StateFailed && strings.Contains(st.LastError, "changes its tools too often")
 		})
 	}
 	e.callGood()
@@ -618,21 +616,37 @@ func TestHostileChurningToolList(t *testing.T) {
 	e.m.Close()
 	for _, h := range hs {
 		n := e.rec.count(h.name)
-		evs := e.events(h.name)
-		added := len(evs) - eventsBefore[h.name]
-		t.Logf("%s: %d refreshes, %d events (%.1f per refresh)", h.name, n, added, float64(added)/float64(n))
-		if added > n*len(h.script.Tools) {
-			t.Errorf("%s: %d events for %d refreshes of %d tools", h.name, added, n, len(h.script.Tools))
+		var evs []allowlist.Event // what the churn wrote: all but the seeding's proposals and approval
+		for _, ev := range e.events(h.name) {
+			if ev.Action != "proposed" && ev.Action != "enabled" {
+				evs = append(evs, ev)
+			}
 		}
-		for _, ev := range evs[eventsBefore[h.name]:] {
+		t.Logf("%s: %d refreshes, %d events: %s", h.name, n, len(evs), status(e.m, h.name).LastError)
+		// Each listing changes every tool: the budget lets each change DefaultChurnPerTool
+		// times, and the list after that is refused.
+		if n != DefaultChurnPerTool+1 {
+			t.Errorf("%s: %d lists reached the reconciler, want %d", h.name, n, DefaultChurnPerTool+1)
+		}
+		if len(evs) != len(h.script.Tools) {
+			t.Errorf("%s: %d new events for %d tools, want one each", h.name, len(evs), len(h.script.Tools))
+		}
+		for _, ev := range evs {
 			d := string(ev.Detail)
 			if ev.Action != "redefined" || (strings.Contains(d, `"to"`) && !strings.Contains(d, `"to":"proposed"`)) {
 				t.Errorf("%s: event %s %s", h.name, ev.Action, d)
+			}
+			if ev.Repeats != DefaultChurnPerTool-1 {
+				t.Errorf("%s: event %d counts %d repeats, want %d", h.name, ev.ID, ev.Repeats, DefaultChurnPerTool-1)
 			}
 		}
 		for _, r := range e.rows(h.name) {
 			if r.State != allowlist.StateProposed {
 				t.Errorf("%s/%s is %s, want proposed", h.name, r.RemoteName(), r.State)
+			}
+			// The tenth listing was the last one written.
+			if want := fmt.Sprintf("(listing %d)", DefaultChurnPerTool); !strings.Contains(r.Description, want) {
+				t.Errorf("%s/%s: description %q, want the one of %s", h.name, r.RemoteName(), r.Description, want)
 			}
 		}
 		// The row the owner approved went back to proposed, keeping the approved shape.

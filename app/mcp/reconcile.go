@@ -2,49 +2,41 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/allowlist"
 )
 
-// Limits on what a server may declare. A tool past them is refused, not cut: a shortened
-// description would not be what the server tells the model.
-const (
-	maxToolNameBytes    = 1024
-	maxDescriptionBytes = 64 << 10
-	maxSchemaBytes      = 256 << 10
-)
-
-// Refusal is a listed tool Maven would not store, and why.
-type Refusal struct {
-	Tool   string // the name as listed, possibly hostile: escape it before display
-	Reason string
-}
-
 // ToolReconciler turns complete tool lists into allowlist rows (DESIGN.md rules 6–11). Discovery
 // only ever proposes; every state change goes through allowlist.Tx, one transaction per refresh.
+// How fast one server may change its tools is bounded by a ChurnBudget.
 type ToolReconciler struct {
 	allowlist *allowlist.Service
 	now       func() time.Time
 	logger    *slog.Logger
+	budget    ChurnBudget
 
 	mu      sync.Mutex
 	refused map[string][]Refusal
 	// last remembers each server's fingerprints from its last reconcile, so an unchanged list
 	// is recognised without opening a write transaction.
-	last map[string]map[string]string
+	last  map[string]map[string]string
+	churn map[string]churnState
 
 	onReconcile func(server string, took time.Duration)
+}
+
+// NewToolReconciler returns a reconciler writing through svc, with the default ChurnBudget.
+func NewToolReconciler(svc *allowlist.Service, now func() time.Time, logger *slog.Logger) *ToolReconciler {
+	return &ToolReconciler{allowlist: svc, now: now, logger: logger, budget: ChurnBudget{}.withDefaults(),
+		refused: map[string][]Refusal{}, last: map[string]map[string]string{}, churn: map[string]churnState{}}
 }
 
 // OnReconcile sets a function told how long each reconcile of a server took (metrics). Call it
@@ -53,10 +45,10 @@ func (r *ToolReconciler) OnReconcile(fn func(server string, took time.Duration))
 	r.onReconcile = fn
 }
 
-// NewToolReconciler returns a reconciler writing through svc.
-func NewToolReconciler(svc *allowlist.Service, now func() time.Time, logger *slog.Logger) *ToolReconciler {
-	return &ToolReconciler{allowlist: svc, now: now, logger: logger,
-		refused: map[string][]Refusal{}, last: map[string]map[string]string{}}
+// SetChurnBudget replaces the default budget; zero fields keep their defaults. Call it before
+// the manager runs.
+func (r *ToolReconciler) SetChurnBudget(b ChurnBudget) {
+	r.budget = b.withDefaults()
 }
 
 // Refused returns what the last refresh of server refused.
@@ -66,20 +58,30 @@ func (r *ToolReconciler) Refused(server string) []Refusal {
 	return slices.Clone(r.refused[server])
 }
 
-// listedTool is a tool from a list that passed the sanity checks, in canonical form.
-type listedTool struct {
-	Shape
+// Forget drops the fingerprints the reconciler remembers of server, so its next list is
+// compared with the database again (after the owner changed rows, say). The churn budget is
+// not forgotten.
+func (r *ToolReconciler) Forget(server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.last, server)
 }
 
-// schemaKey is the canonical input schema, for rename detection.
-func (lt listedTool) schemaKey() string { return string(lt.Declared.InputSchema) }
-
 // Reconcile applies one complete tools/list of a connected server. The caller guarantees
-// completeness: only such a list may withdraw anything (rule 10).
+// completeness: only such a list may withdraw anything (rule 10). A list that would take the
+// server over its churn budget, and every list during the cooldown that follows, is refused
+// with a *ChurnError (matching ErrTooManyChanges) and changes nothing.
 func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*sdk.Tool) error {
 	if r.onReconcile != nil {
 		start := time.Now()
 		defer func() { r.onReconcile(server, time.Since(start)) }()
+	}
+	now := r.now()
+	r.mu.Lock()
+	churn := r.churn[server]
+	r.mu.Unlock()
+	if err := churn.cooling(now); err != nil {
+		return err
 	}
 	listed, refused := sanitize(tools)
 	r.mu.Lock()
@@ -94,67 +96,25 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 		return nil
 	}
 
-	at := r.now().UTC().Format(time.RFC3339)
-	scope := allowlist.MCPScope(server)
+	var trip *ChurnError
 	err := r.allowlist.Update(ctx, func(tx *allowlist.Tx) error {
-		rows, err := tx.Store().ListTools(ctx, allowlist.Filter{Scope: scope})
+		rows, err := tx.Store().ListTools(ctx, allowlist.Filter{Scope: allowlist.MCPScope(server)})
 		if err != nil {
 			return err
 		}
-		byTool := make(map[string]allowlist.Tool, len(rows))
-		for _, row := range rows {
-			byTool[row.RemoteName()] = row
+		c := planChanges(server, rows, listed, refused, now)
+		churn, trip = r.budget.charge(churn, server, now, c, c.active)
+		if trip != nil {
+			return trip
 		}
-		refusedReason := make(map[string]string, len(refused))
-		for _, f := range refused {
-			refusedReason[f.Tool] = f.Reason
-		}
-
-		// Vanished rows first, so that a tool appearing in the same refresh with the same input
-		// schema can be flagged as a possible rename.
-		vanishedBySchema := map[string]string{}
-		for _, row := range rows {
-			if _, ok := listed[row.RemoteName()]; ok || row.State == allowlist.StateWithdrawn {
-				continue
-			}
-			reason := fmt.Sprintf("withdrawn: %s no longer lists it (%s)", server, at)
-			if why, ok := refusedReason[row.RemoteName()]; ok {
-				reason = fmt.Sprintf("withdrawn: Maven refused what %s now lists: %s (%s)", server, why, at)
-			}
-			if _, err := tx.Withdraw(ctx, row.ID, "discovery", reason); err != nil {
-				return err
-			}
-			if d, err := ParseDeclared(row.Declared); err == nil {
-				if key, err := canonicalSchema(d.InputSchema); err == nil {
-					vanishedBySchema[string(key)] = row.RemoteName()
-				}
-			}
-		}
-
-		for _, name := range sortedKeys(listed) {
-			lt := listed[name]
-			row, exists := byTool[name]
-			switch {
-			case !exists:
-				if err := r.propose(ctx, tx, server, lt, vanishedBySchema[lt.schemaKey()], at); err != nil {
-					return err
-				}
-			case row.State == allowlist.StateWithdrawn:
-				if err := r.reappear(ctx, tx, server, row, lt, at); err != nil {
-					return err
-				}
-			case row.Fingerprint == "":
-				if _, err := tx.AdoptFingerprint(ctx, row.ID, lt.Fingerprint, lt.Canonical); err != nil {
-					return err
-				}
-			case row.Fingerprint != lt.Fingerprint:
-				if err := r.redeclare(ctx, tx, server, row, lt, at); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return r.apply(ctx, tx, c, churn.start)
 	})
+	if trip != nil {
+		r.mu.Lock()
+		r.churn[server] = churn
+		r.mu.Unlock()
+		return trip
+	}
 	if err != nil {
 		return fmt.Errorf("reconcile %s: %w", server, err)
 	}
@@ -164,32 +124,153 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 	}
 	r.mu.Lock()
 	r.last[server] = fps
+	r.churn[server] = churn
 	r.mu.Unlock()
 	return nil
 }
 
-// Forget drops what the reconciler remembers of server, so its next list is compared with the
-// database again (after the owner changed rows, say).
-func (r *ToolReconciler) Forget(server string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.last, server)
+// changes is what one complete list changes, worked out before anything is written.
+type changes struct {
+	server    string
+	at        string // the refresh's time, as provenance quotes it
+	withdraw  []withdrawal
+	propose   []proposal
+	reappear  []change // withdrawn rows listed again
+	adopt     []change // rows that predate fingerprints
+	redeclare []change // rows whose declared shape changed
+	active    int      // rows not withdrawn before the list
+	firstList bool     // the server had no rows at all
 }
 
-func (r *ToolReconciler) propose(ctx context.Context, tx *allowlist.Tx, server string, lt listedTool, renameOf, at string) error {
+type withdrawal struct {
+	row    allowlist.Tool
+	reason string
+}
+
+type proposal struct {
+	lt       listedTool
+	renameOf string // a tool that vanished in the same list with the same input schema
+}
+
+type change struct {
+	row allowlist.Tool
+	lt  listedTool
+}
+
+// counted is how many changes the churn budget counts: the first list of a server is free.
+func (c *changes) counted() int {
+	n := len(c.withdraw) + len(c.reappear) + len(c.redeclare)
+	if !c.firstList {
+		n += len(c.propose)
+	}
+	return n
+}
+
+// changedTools names the existing tools that changed: withdrawn, back, or redefined.
+func (c *changes) changedTools() []string {
+	names := make([]string, 0, len(c.withdraw)+len(c.reappear)+len(c.redeclare))
+	for _, w := range c.withdraw {
+		names = append(names, w.row.RemoteName())
+	}
+	for _, ch := range slices.Concat(c.reappear, c.redeclare) {
+		names = append(names, ch.row.RemoteName())
+	}
+	return names
+}
+
+// planChanges compares a server's rows with its complete list (rules 8–10).
+func planChanges(server string, rows []allowlist.Tool, listed map[string]listedTool, refused []Refusal, now time.Time) *changes {
+	c := &changes{server: server, at: now.UTC().Format(time.RFC3339), firstList: len(rows) == 0}
+	refusedReason := make(map[string]string, len(refused))
+	for _, f := range refused {
+		refusedReason[f.Tool] = f.Reason
+	}
+	byTool := make(map[string]allowlist.Tool, len(rows))
+	// A tool that appears in the same list in which another vanished, with the same input
+	// schema, may be a rename.
+	vanishedBySchema := map[string]string{}
+	for _, row := range rows {
+		byTool[row.RemoteName()] = row
+		if row.State == allowlist.StateWithdrawn {
+			continue
+		}
+		c.active++
+		if _, ok := listed[row.RemoteName()]; ok {
+			continue
+		}
+		reason := fmt.Sprintf("withdrawn: %s no longer lists it (%s)", server, c.at)
+		if why, ok := refusedReason[row.RemoteName()]; ok {
+			reason = fmt.Sprintf("withdrawn: Maven refused what %s now lists: %s (%s)", server, why, c.at)
+		}
+		c.withdraw = append(c.withdraw, withdrawal{row, reason})
+		if d, err := ParseDeclared(row.Declared); err == nil {
+			if key, err := canonicalSchema(d.InputSchema); err == nil {
+				vanishedBySchema[string(key)] = row.RemoteName()
+			}
+		}
+	}
+	for _, name := range sortedKeys(listed) {
+		lt := listed[name]
+		row, exists := byTool[name]
+		switch {
+		case !exists:
+			c.propose = append(c.propose, proposal{lt, vanishedBySchema[lt.schemaKey()]})
+		case row.State == allowlist.StateWithdrawn:
+			c.reappear = append(c.reappear, change{row, lt})
+		case row.Fingerprint == "":
+			c.adopt = append(c.adopt, change{row, lt})
+		case row.Fingerprint != lt.Fingerprint:
+			c.redeclare = append(c.redeclare, change{row, lt})
+		}
+	}
+	return c
+}
+
+// apply writes c in tx. Redefinitions recorded since coalesceSince may absorb the ones that
+// follow them (see ChurnBudget).
+func (r *ToolReconciler) apply(ctx context.Context, tx *allowlist.Tx, c *changes, coalesceSince time.Time) error {
+	for _, w := range c.withdraw {
+		if _, err := tx.Withdraw(ctx, w.row.ID, "discovery", w.reason); err != nil {
+			return err
+		}
+	}
+	for _, p := range c.propose {
+		if err := r.propose(ctx, tx, c, p); err != nil {
+			return err
+		}
+	}
+	for _, ch := range c.reappear {
+		if err := r.reappear(ctx, tx, c, ch); err != nil {
+			return err
+		}
+	}
+	for _, ch := range c.adopt {
+		if _, err := tx.AdoptFingerprint(ctx, ch.row.ID, ch.lt.Fingerprint, ch.lt.Canonical); err != nil {
+			return err
+		}
+	}
+	for _, ch := range c.redeclare {
+		if err := r.redeclare(ctx, tx, c, ch, coalesceSince); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *ToolReconciler) propose(ctx context.Context, tx *allowlist.Tx, c *changes, p proposal) error {
 	taken := func(name string) bool {
 		_, err := tx.Store().FindByName(ctx, name)
 		return err == nil
 	}
-	provenance := fmt.Sprintf("discovered on %s (%s)", server, at)
-	if renameOf != "" {
-		provenance = fmt.Sprintf("discovered on %s (%s); possibly a rename of %q, which vanished in the same refresh with the same input schema: a new proposal, not trusted as that tool", server, at, renameOf)
+	provenance := fmt.Sprintf("discovered on %s (%s)", c.server, c.at)
+	if p.renameOf != "" {
+		provenance = fmt.Sprintf("discovered on %s (%s); possibly a rename of %q, which vanished in the same refresh with the same input schema: a new proposal, not trusted as that tool", c.server, c.at, p.renameOf)
 	}
-	_, _, err := tx.Propose(ctx, r.proposal(server, lt, LocalName(server, lt.Declared.Name, taken), renameOf, provenance))
+	_, _, err := tx.Propose(ctx, proposalOf(c.server, p.lt, LocalName(c.server, p.lt.Declared.Name, taken), p.renameOf, provenance))
 	return err
 }
 
-func (r *ToolReconciler) proposal(server string, lt listedTool, name, renameOf, provenance string) allowlist.Proposal {
+func proposalOf(server string, lt listedTool, name, renameOf, provenance string) allowlist.Proposal {
 	d := lt.Declared
 	return allowlist.Proposal{
 		Name: name, Cmd: []string{"mcp", server, d.Name}, Scope: allowlist.MCPScope(server),
@@ -200,33 +281,34 @@ func (r *ToolReconciler) proposal(server string, lt listedTool, name, renameOf, 
 }
 
 // reappear brings a withdrawn tool back as a proposal, saying whether it came back unchanged.
-func (r *ToolReconciler) reappear(ctx context.Context, tx *allowlist.Tx, server string, row allowlist.Tool, lt listedTool, at string) error {
+func (r *ToolReconciler) reappear(ctx context.Context, tx *allowlist.Tx, c *changes, ch change) error {
 	var provenance string
-	if row.Fingerprint == lt.Fingerprint {
-		provenance = fmt.Sprintf("returned unchanged on %s (%s)", server, at)
-		if row.EnabledAt != nil {
+	if ch.row.Fingerprint == ch.lt.Fingerprint {
+		provenance = fmt.Sprintf("returned unchanged on %s (%s)", c.server, c.at)
+		if ch.row.EnabledAt != nil {
 			provenance += "; it had been enabled before it was withdrawn"
 		}
 	} else {
-		changed := changedSince(row, lt.Declared)
-		provenance = fmt.Sprintf("returned changed on %s (%s): %s changed", server, at, strings.Join(changed, ", "))
+		changed := changedSince(ch.row, ch.lt.Declared)
+		provenance = fmt.Sprintf("returned changed on %s (%s): %s changed", c.server, c.at, strings.Join(changed, ", "))
 	}
-	_, _, err := tx.Propose(ctx, r.proposal(server, lt, row.Name, "", provenance))
+	_, _, err := tx.Propose(ctx, proposalOf(c.server, ch.lt, ch.row.Name, "", provenance))
 	return err
 }
 
-func (r *ToolReconciler) redeclare(ctx context.Context, tx *allowlist.Tx, server string, row allowlist.Tool, lt listedTool, at string) error {
+func (r *ToolReconciler) redeclare(ctx context.Context, tx *allowlist.Tx, c *changes, ch change, coalesceSince time.Time) error {
 	// The diff shown to the owner is against what they approved, if they approved anything.
-	base := row
-	if row.State == allowlist.StateProposed && row.PreviousDeclared != "" {
-		base.Declared = row.PreviousDeclared
+	base := ch.row
+	if ch.row.State == allowlist.StateProposed && ch.row.PreviousDeclared != "" {
+		base.Declared = ch.row.PreviousDeclared
 	}
-	changed := changedSince(base, lt.Declared)
-	d := lt.Declared
-	_, err := tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{
-		Fingerprint: lt.Fingerprint, Declared: lt.Canonical, Description: d.Description,
+	changed := changedSince(base, ch.lt.Declared)
+	d := ch.lt.Declared
+	_, err := tx.Redeclare(ctx, ch.row.ID, allowlist.Redeclaration{
+		Fingerprint: ch.lt.Fingerprint, Declared: ch.lt.Canonical, Description: d.Description,
 		InputSchema: d.InputSchema, ReadOnly: d.ReadOnlyHint, ChangedFields: changed,
-		Provenance: fmt.Sprintf("redefined by %s (%s): %s changed", server, at, strings.Join(changed, ", ")),
+		Provenance:    fmt.Sprintf("redefined by %s (%s): %s changed", c.server, c.at, strings.Join(changed, ", ")),
+		CoalesceSince: coalesceSince,
 	})
 	return err
 }
@@ -242,71 +324,6 @@ func changedSince(row allowlist.Tool, cur Declared) []string {
 		return []string{"shape"}
 	}
 	return changed
-}
-
-// sanitize keeps the tools Maven can store faithfully and says why it refused the others. A name
-// listed twice is refused altogether: the server claims two shapes for one name, and Maven will
-// not pick one.
-func sanitize(tools []*sdk.Tool) (map[string]listedTool, []Refusal) {
-	listed := make(map[string]listedTool, len(tools))
-	var refused []Refusal
-	count := map[string]int{}
-	for _, t := range tools {
-		if t != nil {
-			count[t.Name]++
-		}
-	}
-	seenDup := map[string]bool{}
-	for _, t := range tools {
-		if t == nil {
-			continue
-		}
-		if count[t.Name] > 1 {
-			if !seenDup[t.Name] {
-				seenDup[t.Name] = true
-				refused = append(refused, Refusal{Tool: t.Name, Reason: fmt.Sprintf("listed %d times in one list", count[t.Name])})
-			}
-			continue
-		}
-		lt, reason := check(t)
-		if reason != "" {
-			refused = append(refused, Refusal{Tool: t.Name, Reason: reason})
-			continue
-		}
-		listed[t.Name] = lt
-	}
-	return listed, refused
-}
-
-func check(t *sdk.Tool) (listedTool, string) {
-	switch {
-	case t.Name == "":
-		return listedTool{}, "empty name"
-	case len(t.Name) > maxToolNameBytes:
-		return listedTool{}, fmt.Sprintf("name longer than %d bytes", maxToolNameBytes)
-	case !utf8.ValidString(t.Name) || strings.IndexFunc(t.Name, unicode.IsControl) >= 0:
-		return listedTool{}, "name holds control characters or invalid UTF-8"
-	case len(t.Description) > maxDescriptionBytes:
-		return listedTool{}, fmt.Sprintf("description of %d bytes, over the %d-byte limit", len(t.Description), maxDescriptionBytes)
-	case !utf8.ValidString(t.Description):
-		return listedTool{}, "description is not valid UTF-8"
-	}
-	schema, err := json.Marshal(t.InputSchema)
-	if err != nil {
-		return listedTool{}, "input schema cannot be encoded"
-	}
-	if len(schema) > maxSchemaBytes {
-		return listedTool{}, fmt.Sprintf("input schema of %d bytes, over the %d-byte limit", len(schema), maxSchemaBytes)
-	}
-	shape, err := Fingerprint(Declared{Name: t.Name, Description: t.Description, InputSchema: schema,
-		ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint})
-	if err != nil {
-		return listedTool{}, "invalid " + err.Error()
-	}
-	if shape.Declared.InputSchema[0] != '{' {
-		return listedTool{}, "input schema is not a JSON object"
-	}
-	return listedTool{Shape: shape}, ""
 }
 
 func sameFingerprints(last map[string]string, listed map[string]listedTool) bool {

@@ -81,15 +81,16 @@ func (r *refreshSchedule) ended(ok, retry bool) {
 }
 
 // refresh lists the session's tools and reconciles them. It returns an error only when the
-// server could not be reached at all: then the session is over, and the supervisor says so
-// (backoff) at once instead of after the keepalive gives up. Any other failure leaves the
-// session up, since calls may still work, withdraws nothing, and is tried again soon.
+// session must end: the server could not be reached at all (then the supervisor says so at
+// once instead of after the keepalive gives up), or it went over its churn budget. Any other
+// failure leaves the session up, since calls may still work, withdraws nothing, and is tried
+// again soon.
 func (s *supervisor) refresh(ctx context.Context, sess *session, sched *refreshSchedule) error {
 	sched.starting()
 	err := s.refreshTools(ctx, sess.ctx, sess.cs)
-	lost := err != nil && connectionLost(err)
-	sched.ended(err == nil, err != nil && !lost && sess.ctx.Err() == nil)
-	if lost {
+	fatal := err != nil && (connectionLost(err) || errors.Is(err, ErrTooManyChanges))
+	sched.ended(err == nil, err != nil && !fatal && sess.ctx.Err() == nil)
+	if fatal {
 		return err
 	}
 	return nil
@@ -111,7 +112,9 @@ func (s *supervisor) refreshTools(ctx, sessCtx context.Context, cs *sdk.ClientSe
 		s.logger.Warn("mcp tool list failed; nothing reconciled", "error", msg)
 		return err
 	}
-	if err := s.m.rec.Reconcile(ctx, s.name, tools); err != nil {
+	if err := s.m.rec.Reconcile(ctx, s.name, tools); errors.Is(err, ErrTooManyChanges) {
+		return err // the supervisor stops listening to it (stopListening)
+	} else if err != nil {
 		err = fmt.Errorf("reconcile: %w", err)
 		msg := s.errText(err)
 		s.update(func(st *ServerStatus) { st.LastError = msg })

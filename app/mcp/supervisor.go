@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -122,10 +123,14 @@ func (s *supervisor) run(ctx context.Context) {
 		}
 
 		up, err := s.connect(ctx, cfg, gen)
+		var churn *ChurnError
 		switch {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, errInterrupted):
+			continue
+		case errors.As(err, &churn):
+			s.stopListening(ctx, churn)
 			continue
 		}
 		if up >= min(stableSession, s.m.opts.BackoffMax) {
@@ -141,6 +146,24 @@ func (s *supervisor) run(ctx context.Context) {
 		d := bo.next()
 		s.set(StateBackoff, s.errText(err))
 		s.logger.Info("mcp server unavailable", "error", s.errText(err), "retry_in", d.Round(time.Millisecond))
+		s.sleep(ctx, d)
+	}
+}
+
+// stopListening shows a server that went over its churn budget as failed and waits out the
+// cooldown without dialling it. Nothing it offered is withdrawn: its rows stay as they were,
+// and no call reaches it meanwhile. Wakes (unlock, approvals) do not end the wait; each shows
+// the failure again, over a lock's state.
+func (s *supervisor) stopListening(ctx context.Context, ce *ChurnError) {
+	msg := fmt.Sprintf("%s: %s. Maven stopped listening to it for %s, or until the daemon restarts; nothing it offered was withdrawn",
+		ErrTooManyChanges, ce.Detail, ce.Cooldown)
+	s.logger.Warn("mcp server changes its tools too often; not listening to it", "detail", ce.Detail, "until", ce.Until)
+	for ctx.Err() == nil {
+		s.set(StateFailed, msg)
+		d := time.Until(ce.Until)
+		if d <= 0 {
+			return
+		}
 		s.sleep(ctx, d)
 	}
 }

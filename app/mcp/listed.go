@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Limits on what a server may declare. A tool past them is refused, not cut: a shortened
+// description would not be what the server tells the model.
+const (
+	maxToolNameBytes    = 1024
+	maxDescriptionBytes = 64 << 10
+	maxSchemaBytes      = 256 << 10
+)
+
+// Refusal is a listed tool Maven would not store, and why.
+type Refusal struct {
+	Tool   string // the name as listed, possibly hostile: escape it before display
+	Reason string
+}
+
+// listedTool is a tool from a list that passed the sanity checks, in canonical form.
+type listedTool struct {
+	Shape
+}
+
+// schemaKey is the canonical input schema, for rename detection.
+func (lt listedTool) schemaKey() string { return string(lt.Declared.InputSchema) }
+
+// sanitize keeps the tools Maven can store faithfully and says why it refused the others. A name
+// listed twice is refused altogether: the server claims two shapes for one name, and Maven will
+// not pick one.
+func sanitize(tools []*sdk.Tool) (map[string]listedTool, []Refusal) {
+	listed := make(map[string]listedTool, len(tools))
+	var refused []Refusal
+	count := map[string]int{}
+	for _, t := range tools {
+		if t != nil {
+			count[t.Name]++
+		}
+	}
+	seenDup := map[string]bool{}
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		if count[t.Name] > 1 {
+			if !seenDup[t.Name] {
+				seenDup[t.Name] = true
+				refused = append(refused, Refusal{Tool: t.Name, Reason: fmt.Sprintf("listed %d times in one list", count[t.Name])})
+			}
+			continue
+		}
+		lt, reason := check(t)
+		if reason != "" {
+			refused = append(refused, Refusal{Tool: t.Name, Reason: reason})
+			continue
+		}
+		listed[t.Name] = lt
+	}
+	return listed, refused
+}
+
+func check(t *sdk.Tool) (listedTool, string) {
+	switch {
+	case t.Name == "":
+		return listedTool{}, "empty name"
+	case len(t.Name) > maxToolNameBytes:
+		return listedTool{}, fmt.Sprintf("name longer than %d bytes", maxToolNameBytes)
+	case !utf8.ValidString(t.Name) || strings.IndexFunc(t.Name, unicode.IsControl) >= 0:
+		return listedTool{}, "name holds control characters or invalid UTF-8"
+	case len(t.Description) > maxDescriptionBytes:
+		return listedTool{}, fmt.Sprintf("description of %d bytes, over the %d-byte limit", len(t.Description), maxDescriptionBytes)
+	case !utf8.ValidString(t.Description):
+		return listedTool{}, "description is not valid UTF-8"
+	}
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return listedTool{}, "input schema cannot be encoded"
+	}
+	if len(schema) > maxSchemaBytes {
+		return listedTool{}, fmt.Sprintf("input schema of %d bytes, over the %d-byte limit", len(schema), maxSchemaBytes)
+	}
+	shape, err := Fingerprint(Declared{Name: t.Name, Description: t.Description, InputSchema: schema,
+		ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint})
+	if err != nil {
+		return listedTool{}, "invalid " + err.Error()
+	}
+	if shape.Declared.InputSchema[0] != '{' {
+		return listedTool{}, "input schema is not a JSON object"
+	}
+	return listedTool{Shape: shape}, ""
+}
