@@ -133,6 +133,10 @@ type ToolStore struct {
 	insertEventOnce sync.Once
 	insertEvent     *sql.Stmt
 	insertEventErr  error
+
+	getToolOnce sync.Once
+	getTool     *sql.Stmt
+	getToolErr  error
 }
 
 // NewToolStore returns the allowlist store over db.
@@ -146,9 +150,34 @@ func (s *ToolStore) Update(ctx context.Context, fn func(allowlist.TxStore) error
 }
 
 // GetTool implements allowlist.Store.
+// The Executor reads a row again before every run, so the statement is prepared once and its
+// columns scanned by hand instead of through bun's reflection.
 func (s *ToolStore) GetTool(ctx context.Context, id int64) (allowlist.Tool, error) {
-	return getTool(ctx, s.db, id)
+	s.getToolOnce.Do(func() {
+		s.getTool, s.getToolErr = s.db.DB.PrepareContext(context.Background(),
+			"SELECT "+toolColumns+" FROM tools WHERE id = ?")
+	})
+	if s.getToolErr != nil {
+		return allowlist.Tool{}, fmt.Errorf("prepare tool select: %w", s.getToolErr)
+	}
+	var r toolRow
+	err := s.getTool.QueryRowContext(ctx, id).Scan(&r.ID, &r.Name, &r.Cmd, &r.Scope, &r.State,
+		&r.Destructive, &r.ReadOnly, &r.Description, &r.InputSchema, &r.Fingerprint, &r.Declared,
+		&r.PreviousDeclared, &r.ChangedFields, &r.RenameOf, &r.Source, &r.Provenance, &r.CreatedAt,
+		&r.UpdatedAt, &r.EnabledAt, &r.EnabledBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return allowlist.Tool{}, allowlist.ErrNotFound
+	}
+	if err != nil {
+		return allowlist.Tool{}, fmt.Errorf("get tool %d: %w", id, err)
+	}
+	return r.tool()
 }
+
+// toolColumns are the columns of toolRow in the order GetTool scans them.
+const toolColumns = "id, name, cmd, scope, state, destructive, read_only, description, input_schema, " +
+	"fingerprint, declared, previous_declared, changed_fields, rename_of, source, provenance, " +
+	"created_at, updated_at, enabled_at, enabled_by"
 
 // ListTools implements allowlist.Store.
 func (s *ToolStore) ListTools(ctx context.Context, f allowlist.Filter) ([]allowlist.Tool, error) {
