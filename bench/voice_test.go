@@ -107,7 +107,7 @@ func benchVoiceInProcess(t *testing.T, r *voiceRemote, n int) (turn, direct []ti
 	if _, err := rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
 		t.Fatal(err)
 	}
-	turns := voice.New(rows, manager, runner.New(manager, runner.Options{}), notLocked{}, voice.Options{Logger: logger})
+	turns := voice.New(rows, manager, runner.New(rows, manager, runner.Options{}), notLocked{}, voice.Options{Logger: logger})
 	once := func() time.Duration {
 		start := time.Now()
 		rep := turns.Turn(ctx, "b", "search tasks milk")

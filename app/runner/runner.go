@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"time"
 
 	"maven/app/allowlist"
@@ -26,9 +27,13 @@ const waitDelay = 2 * time.Second
 
 // Errors returned by Exec; each is wrapped with context, so test with errors.Is.
 var (
-	// ErrNotEnabled refuses a row whose state is not enabled. The caller should never ask,
-	// but the check here is the last line of defence.
+	// ErrNotEnabled refuses a row whose state is not enabled, as given or as stored now. The
+	// caller should never ask, but the check here is the last line of defence.
 	ErrNotEnabled = errors.New("tool is not enabled")
+	// ErrChanged refuses a row that is still enabled but no longer the one the caller read:
+	// its server redefined it and the owner enabled the new shape since (another fingerprint),
+	// or it is gone.
+	ErrChanged = errors.New("tool changed since it was read")
 	// ErrNoMCP means an MCP row was asked for but the Executor has no MCPCaller.
 	ErrNoMCP = errors.New("no MCP manager configured")
 	// ErrLocalArgs refuses arguments for a local command: they take none (DESIGN.md rule 16).
@@ -52,6 +57,12 @@ type Result struct {
 	IsError bool
 }
 
+// Rows reads the allowlist as it is now; allowlist.Service implements it.
+type Rows interface {
+	// Get returns the row with that id, or allowlist.ErrNotFound.
+	Get(ctx context.Context, id int64) (allowlist.Tool, error)
+}
+
 // MCPCaller calls a tool on a configured MCP server; the MCP manager implements it.
 type MCPCaller interface {
 	// CallTool calls tool on server with args (never nil). A tool that ran and reported
@@ -73,6 +84,7 @@ type Options struct {
 
 // Executor runs allowlist rows. It is safe for concurrent use.
 type Executor struct {
+	rows      Rows
 	mcp       MCPCaller
 	timeout   time.Duration
 	maxOutput int
@@ -80,10 +92,11 @@ type Executor struct {
 	waitDelay time.Duration
 }
 
-// New returns an Executor that sends MCP rows to mcp, which may be nil if no MCP server is
-// configured.
-func New(mcp MCPCaller, opts Options) *Executor {
+// New returns an Executor that reads each row again from rows before it runs it and sends MCP
+// rows to mcp, which may be nil if no MCP server is configured.
+func New(rows Rows, mcp MCPCaller, opts Options) *Executor {
 	e := &Executor{
+		rows:      rows,
 		mcp:       mcp,
 		timeout:   opts.Timeout,
 		maxOutput: opts.MaxOutput,
@@ -102,13 +115,18 @@ func New(mcp MCPCaller, opts Options) *Executor {
 	return e
 }
 
-// Exec runs row with args. It refuses a row that is not enabled (ErrNotEnabled), sends an MCP
-// row to the MCPCaller and runs anything else as a local argv. A non-zero exit or an MCP error
-// result is not a Go error: it is reported in Result.IsError. On ErrTimeout, or when ctx is
-// done, the Result holds whatever output arrived before the kill.
+// Exec runs row with args, as the allowlist has it at this moment: it reads the row again by
+// its id, in the same step that runs it, and runs it only if it is still enabled
+// (ErrNotEnabled) and still the row the caller read, same fingerprint and command
+// (ErrChanged). A row disabled or redefined an instant after a caller (a cached matcher entry,
+// a pending confirm) read it never runs. It sends an MCP row to the MCPCaller and runs anything
+// else as a local argv. A non-zero exit or an MCP error result is not a Go error: it is
+// reported in Result.IsError. On ErrTimeout, or when ctx is done, the Result holds whatever
+// output arrived before the kill.
 func (e *Executor) Exec(ctx context.Context, row allowlist.Tool, args map[string]any) (Result, error) {
-	if row.State != allowlist.StateEnabled {
-		return Result{}, fmt.Errorf("tool %q (id %d) is %q: %w", row.Name, row.ID, row.State, ErrNotEnabled)
+	row, err := e.current(ctx, row)
+	if err != nil {
+		return Result{}, err
 	}
 	if len(row.Cmd) == 0 || row.Cmd[0] == "" {
 		return Result{}, fmt.Errorf("tool %q (id %d): empty command: %w", row.Name, row.ID, ErrBadCmd)
@@ -122,6 +140,25 @@ func (e *Executor) Exec(ctx context.Context, row allowlist.Tool, args map[string
 		return Result{}, fmt.Errorf("tool %q (id %d): %w", row.Name, row.ID, ErrLocalArgs)
 	}
 	return e.execLocal(ctx, row)
+}
+
+// current returns the row as stored now, if it may still run as the caller read it.
+func (e *Executor) current(ctx context.Context, read allowlist.Tool) (allowlist.Tool, error) {
+	if read.State != allowlist.StateEnabled {
+		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) is %q: %w", read.Name, read.ID, read.State, ErrNotEnabled)
+	}
+	now, err := e.rows.Get(ctx, read.ID)
+	switch {
+	case errors.Is(err, allowlist.ErrNotFound):
+		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) is gone: %w", read.Name, read.ID, ErrChanged)
+	case err != nil:
+		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d): read it again: %w", read.Name, read.ID, err)
+	case now.State != allowlist.StateEnabled:
+		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) is %q now: %w", read.Name, read.ID, now.State, ErrNotEnabled)
+	case now.Fingerprint != read.Fingerprint || !slices.Equal(now.Cmd, read.Cmd):
+		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) was redefined since it was read: %w", read.Name, read.ID, ErrChanged)
+	}
+	return now, nil
 }
 
 func (e *Executor) execMCP(ctx context.Context, row allowlist.Tool, args map[string]any) (Result, error) {

@@ -57,6 +57,37 @@ func enabled(cmd ...string) allowlist.Tool {
 	return allowlist.Tool{ID: 1, Name: "t", Cmd: cmd, State: allowlist.StateEnabled}
 }
 
+// stored is the allowlist as a test sets it up.
+type stored map[int64]allowlist.Tool
+
+func (s stored) Get(_ context.Context, id int64) (allowlist.Tool, error) {
+	row, ok := s[id]
+	if !ok {
+		return allowlist.Tool{}, allowlist.ErrNotFound
+	}
+	return row, nil
+}
+
+// executor runs each row over an allowlist that holds exactly that row, as the caller read
+// it: the tests of what runs and how use it; TestRowReadAgain is about the read itself.
+type executor struct {
+	caller    MCPCaller
+	opts      Options
+	waitDelay time.Duration
+}
+
+func newExecutor(caller MCPCaller, opts Options) *executor {
+	return &executor{caller: caller, opts: opts}
+}
+
+func (x *executor) Exec(ctx context.Context, row allowlist.Tool, args map[string]any) (Result, error) {
+	e := New(stored{row.ID: row}, x.caller, x.opts)
+	if x.waitDelay != 0 {
+		e.waitDelay = x.waitDelay
+	}
+	return e.Exec(ctx, row, args)
+}
+
 func TestLocalArgvIsLiteral(t *testing.T) {
 	dir := t.TempDir()
 	pwned := filepath.Join(dir, "pwned")
@@ -73,7 +104,7 @@ func TestLocalArgvIsLiteral(t *testing.T) {
 		{"globs and vars", []string{"/bin/printf", `%s\n`, "*", "$HOME", "~", "a b"}, "*\n$HOME\n~\na b\n"},
 		{"redirect", []string{"/bin/printf", `%s\n`, ">" + pwned}, ">" + pwned + "\n"},
 	}
-	e := New(nil, Options{})
+	e := newExecutor(nil, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := e.Exec(t.Context(), enabled(tt.cmd...), nil)
@@ -106,7 +137,7 @@ func TestLocalExitStatus(t *testing.T) {
 		{"stdin is empty", []string{"/bin/sh", "-c", "cat; echo done"}, Result{Output: "done\n"}},
 		{"killed by a signal", []string{"/bin/sh", "-c", "kill -9 $$"}, Result{ExitCode: -1, IsError: true}},
 	}
-	e := New(nil, Options{})
+	e := newExecutor(nil, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := e.Exec(t.Context(), enabled(tt.cmd...), nil)
@@ -125,7 +156,7 @@ func TestLocalExitStatus(t *testing.T) {
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
-	e := New(nil, Options{Timeout: 200 * time.Millisecond})
+	e := newExecutor(nil, Options{Timeout: 200 * time.Millisecond})
 	row := enabled("/bin/sh", "-c", `sleep 30 & echo $$ $! > "$1"; sleep 30`, "sh", pids)
 
 	start := time.Now()
@@ -161,7 +192,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 func TestParentCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	e := New(nil, Options{Timeout: time.Minute})
+	e := newExecutor(nil, Options{Timeout: time.Minute})
 	_, err := e.Exec(ctx, enabled("/bin/sleep", "30"), nil)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
 		t.Fatalf("Exec error = %v, want context.Canceled and not ErrTimeout", err)
@@ -172,7 +203,7 @@ func TestParentCancel(t *testing.T) {
 // does not hang Exec.
 func TestChildHoldingPipes(t *testing.T) {
 	pids := filepath.Join(t.TempDir(), "pids")
-	e := New(nil, Options{})
+	e := newExecutor(nil, Options{})
 	e.waitDelay = 100 * time.Millisecond
 	row := enabled("/bin/sh", "-c", `sleep 30 & echo $! > "$1"; echo hi`, "sh", pids)
 
@@ -197,7 +228,7 @@ func TestChildHoldingPipes(t *testing.T) {
 
 func TestOutputCapped(t *testing.T) {
 	const limit = 1024
-	e := New(nil, Options{MaxOutput: limit})
+	e := newExecutor(nil, Options{MaxOutput: limit})
 	row := enabled("/usr/bin/head", "-c", "10000000", "/dev/zero")
 
 	var before, after runtime.MemStats
@@ -222,7 +253,7 @@ func TestOutputCapped(t *testing.T) {
 }
 
 func TestOutputCutKeepsUTF8(t *testing.T) {
-	e := New(nil, Options{MaxOutput: 5})
+	e := newExecutor(nil, Options{MaxOutput: 5})
 	res, err := e.Exec(t.Context(), enabled("/bin/printf", "abcd€€"), nil)
 	if err != nil {
 		t.Fatalf("Exec: %v", err)
@@ -242,7 +273,7 @@ func TestMissingBinary(t *testing.T) {
 		{"absolute path", "/nonexistent/maven-no-such-tool", fs.ErrNotExist},
 		{"looked up in PATH", "maven-no-such-tool", exec.ErrNotFound},
 	}
-	e := New(nil, Options{})
+	e := newExecutor(nil, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.Exec(t.Context(), enabled(tt.binary, "x"), nil)
@@ -268,7 +299,7 @@ func TestEnvMinimal(t *testing.T) {
 		"AWS_SECRET_KEY":   "hunter3",
 		"MAVEN_TEST_EXTRA": "x",
 	}
-	e := New(nil, Options{Getenv: func(k string) string { return daemonEnv[k] }})
+	e := newExecutor(nil, Options{Getenv: func(k string) string { return daemonEnv[k] }})
 	res, err := e.Exec(t.Context(), enabled("/usr/bin/env"), nil)
 	if err != nil {
 		t.Fatalf("Exec: %v", err)
@@ -283,7 +314,7 @@ func TestEnvMinimal(t *testing.T) {
 
 func TestEnvEmptyIsNotInherited(t *testing.T) {
 	t.Setenv("MAVEN_TEST_REAL_SECRET", "leaked-from-os")
-	e := New(nil, Options{Getenv: func(string) string { return "" }})
+	e := newExecutor(nil, Options{Getenv: func(string) string { return "" }})
 	res, err := e.Exec(t.Context(), enabled("/usr/bin/env"), nil)
 	if err != nil {
 		t.Fatalf("Exec: %v", err)
@@ -295,7 +326,7 @@ func TestEnvEmptyIsNotInherited(t *testing.T) {
 
 func TestLocalArgsRefused(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
-	e := New(nil, Options{})
+	e := newExecutor(nil, Options{})
 	_, err := e.Exec(t.Context(), enabled("/usr/bin/touch", marker), map[string]any{"x": "y"})
 	if !errors.Is(err, ErrLocalArgs) {
 		t.Fatalf("Exec error = %v, want ErrLocalArgs", err)
@@ -315,7 +346,7 @@ func TestNotEnabledRefused(t *testing.T) {
 		t.Run(string(st), func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "ran")
 			fake := &fakeMCP{}
-			e := New(fake, Options{})
+			e := newExecutor(fake, Options{})
 
 			local := enabled("/usr/bin/touch", marker)
 			local.State = st
@@ -370,7 +401,7 @@ func TestMCPRouting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := &fakeMCP{res: Result{Output: "from mcp"}}
-			e := New(fake, Options{})
+			e := newExecutor(fake, Options{})
 			res, err := e.Exec(t.Context(), enabled(tt.cmd...), tt.args)
 			if err != nil {
 				t.Fatalf("Exec: %v", err)
@@ -411,7 +442,7 @@ func TestMCPMalformedOrMissing(t *testing.T) {
 			if tt.nilMCP {
 				caller = nil
 			}
-			e := New(caller, Options{})
+			e := newExecutor(caller, Options{})
 			if _, err := e.Exec(t.Context(), enabled(tt.cmd...), nil); !errors.Is(err, tt.want) {
 				t.Errorf("Exec error = %v, want %v", err, tt.want)
 			}
@@ -447,7 +478,7 @@ func TestMCPResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := New(tt.fake, tt.opts)
+			e := newExecutor(tt.fake, tt.opts)
 			res, err := e.Exec(t.Context(), enabled("mcp", "vikunja", "list_tasks"), nil)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Exec error = %v, want %v", err, tt.wantErr)
@@ -463,7 +494,7 @@ func TestMCPResults(t *testing.T) {
 }
 
 func BenchmarkExecEcho(b *testing.B) {
-	e := New(nil, Options{})
+	e := newExecutor(nil, Options{})
 	row := enabled("/bin/true")
 	ctx := b.Context()
 	for b.Loop() {

@@ -61,7 +61,7 @@ func BenchmarkVoiceTurnVsDirectCall(b *testing.B) {
 	if _, err := rows.EnableTool(ctx, row.ID, auth.ForTest(b, auth.ActionEnableTool, row.ID)); err != nil {
 		b.Fatal(err)
 	}
-	turns := voice.New(rows, manager, runner.New(manager, runner.Options{}), &lockFlag{}, voice.Options{Logger: logger})
+	turns := voice.New(rows, manager, runner.New(rows, manager, runner.Options{}), &lockFlag{}, voice.Options{Logger: logger})
 
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
 	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)

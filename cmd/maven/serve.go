@@ -124,7 +124,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check,
 	}, logger)
 	defer manager.Close()
-	executor := runner.New(manager, runner.Options{})
+	executor := runner.New(tools, manager, runner.Options{})
 
 	// The vault: a daemon that has one starts locked, and nothing that needs a secret runs until
 	// the owner unlocks from /unlock. The gate is the one place that knows; unlocking only hands
