@@ -233,17 +233,50 @@ func (t toolTx) ListTools(ctx context.Context, f allowlist.Filter) ([]allowlist.
 	return listTools(ctx, t.tx, f)
 }
 
-func (t toolTx) InsertTool(ctx context.Context, tool *allowlist.Tool) error {
-	r, err := toRow(tool)
-	if err != nil {
-		return err
+// insertBatch is how many rows one INSERT writes at most. A discovery inserts a whole list:
+// in one statement per batch the search index is flushed once per batch instead of once per
+// statement (FTS5 flushes its pending terms at every statement of a transaction it is in).
+const insertBatch = 200
+
+func (t toolTx) InsertTools(ctx context.Context, tools []*allowlist.Tool) error {
+	for start := 0; start < len(tools); start += insertBatch {
+		batch := tools[start:min(start+insertBatch, len(tools))]
+		rows := make([]toolRow, len(batch))
+		for i, tool := range batch {
+			r, err := toRow(tool)
+			if err != nil {
+				return err
+			}
+			r.ID = 0
+			rows[i] = r
+		}
+		// RETURNING gives the rows in no promised order: each id is matched by its name.
+		var ids []struct {
+			ID   int64  `bun:"id"`
+			Name string `bun:"name"`
+		}
+		if _, err := t.tx.NewInsert().Model(&rows).Returning("id, name").Exec(ctx, &ids); err != nil {
+			return toolInsertError(err)
+		}
+		byName := make(map[string]int64, len(ids))
+		for _, r := range ids {
+			byName[r.Name] = r.ID
+		}
+		for _, tool := range batch {
+			if tool.ID = byName[tool.Name]; tool.ID == 0 {
+				return fmt.Errorf("insert tool %q: no id came back", tool.Name)
+			}
+		}
 	}
-	r.ID = 0
-	if _, err := t.tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return err
-	}
-	tool.ID = r.ID
 	return nil
+}
+
+// toolInsertError maps a broken uniqueness, which is what says a name or an identity is taken.
+func toolInsertError(err error) error {
+	if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("%w: %w", allowlist.ErrInvalid, err)
+	}
+	return err
 }
 
 func (t toolTx) UpdateTool(ctx context.Context, tool *allowlist.Tool) error {
@@ -261,8 +294,36 @@ func (t toolTx) UpdateTool(ctx context.Context, tool *allowlist.Tool) error {
 	return nil
 }
 
-func (t toolTx) AppendEvent(ctx context.Context, e *allowlist.Event) error {
-	return appendEvent(ctx, t.tx, e)
+func (t toolTx) AppendEvents(ctx context.Context, events []allowlist.Event) error {
+	for start := 0; start < len(events); start += insertBatch {
+		batch := events[start:min(start+insertBatch, len(events))]
+		rows := make([]eventRow, len(batch))
+		for i, e := range batch {
+			rows[i] = eventRow{ToolID: e.ToolID, At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Detail: string(e.Detail)}
+			if rows[i].Detail == "" {
+				rows[i].Detail = "{}"
+			}
+		}
+		if _, err := t.tx.NewInsert().Model(&rows).Returning("NULL").Exec(ctx); err != nil {
+			return eventInsertError(err)
+		}
+	}
+	return nil
+}
+
+func (t toolTx) TakenNames(ctx context.Context, names []string) (map[string]bool, error) {
+	taken := make(map[string]bool, len(names))
+	if len(names) == 0 {
+		return taken, nil
+	}
+	var held []string
+	if err := t.tx.NewSelect().Table("tools").Column("name").Where("name IN (?)", bun.List(names)).Scan(ctx, &held); err != nil {
+		return nil, fmt.Errorf("find names: %w", err)
+	}
+	for _, n := range held {
+		taken[n] = true
+	}
+	return taken, nil
 }
 
 // AppendEvent implements allowlist.Store. Voice turns call it on every run, so the statement is
@@ -285,18 +346,6 @@ func (s *ToolStore) AppendEvent(ctx context.Context, e *allowlist.Event) error {
 	}
 	e.ID, err = res.LastInsertId()
 	return err
-}
-
-func appendEvent(ctx context.Context, db bun.IDB, e *allowlist.Event) error {
-	r := eventRow{ToolID: e.ToolID, At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Detail: string(e.Detail)}
-	if r.Detail == "" {
-		r.Detail = "{}"
-	}
-	if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return eventInsertError(err)
-	}
-	e.ID = r.ID
-	return nil
 }
 
 // eventInsertError maps a foreign-key failure, which is what says the row does not exist.

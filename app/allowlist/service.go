@@ -193,20 +193,11 @@ func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 		if err := tx.checkNameFree(ctx, p.Name, 0); err != nil {
 			return Tool{}, false, err
 		}
-		t := Tool{
-			Name: p.Name, Cmd: slices.Clone(p.Cmd), Scope: p.Scope, State: StateProposed,
-			Destructive: p.Destructive, ReadOnly: p.ReadOnly, Description: p.Description,
-			InputSchema: schemaOrEmpty(p.InputSchema), Fingerprint: p.Fingerprint, Declared: p.Declared,
-			RenameOf: p.RenameOf, Source: p.Source, Provenance: p.Provenance,
-			CreatedAt: tx.now, UpdatedAt: tx.now,
+		rows, err := tx.insertProposed(ctx, []Proposal{p})
+		if err != nil {
+			return Tool{}, false, err
 		}
-		if err := tx.st.InsertTool(ctx, &t); err != nil {
-			return Tool{}, false, fmt.Errorf("insert tool %q: %w", p.Name, err)
-		}
-		return t, true, tx.event(ctx, t.ID, p.Actor, "proposed", map[string]any{
-			"state": StateProposed, "destructive": t.Destructive, "provenance": p.Provenance,
-			"rename_of": p.RenameOf,
-		})
+		return rows[0], true, nil
 	}
 	if err != nil {
 		return Tool{}, false, fmt.Errorf("find tool %q: %w", p.Name, err)
@@ -240,6 +231,59 @@ func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 	return t, false, tx.save(ctx, &t, existing, p.Actor, action, map[string]any{
 		"provenance": p.Provenance, "rename_of": p.RenameOf,
 	})
+}
+
+// ProposeNew proposes tools that have no row yet, as Propose does, but in a few statements for
+// all of them instead of several each: a server's first listing may hold thousands. It fails,
+// and the transaction with it, if a proposal is invalid, or if a row already has its identity
+// (scope, cmd) or its name (ErrInvalid): the caller knows the rows are new.
+func (tx *Tx) ProposeNew(ctx context.Context, ps []Proposal) ([]Tool, error) {
+	for i := range ps {
+		if err := validateProposal(ps[i]); err != nil {
+			return nil, err
+		}
+		if ps[i].Scope == ScopeLocal {
+			ps[i].Destructive, ps[i].ReadOnly = true, false
+		}
+	}
+	return tx.insertProposed(ctx, ps)
+}
+
+// insertProposed stores each proposal as a new proposed row, with its event.
+func (tx *Tx) insertProposed(ctx context.Context, ps []Proposal) ([]Tool, error) {
+	rows := make([]Tool, len(ps))
+	ptrs := make([]*Tool, len(ps))
+	for i, p := range ps {
+		rows[i] = Tool{
+			Name: p.Name, Cmd: slices.Clone(p.Cmd), Scope: p.Scope, State: StateProposed,
+			Destructive: p.Destructive, ReadOnly: p.ReadOnly, Description: p.Description,
+			InputSchema: schemaOrEmpty(p.InputSchema), Fingerprint: p.Fingerprint, Declared: p.Declared,
+			RenameOf: p.RenameOf, Source: p.Source, Provenance: p.Provenance,
+			CreatedAt: tx.now, UpdatedAt: tx.now,
+		}
+		ptrs[i] = &rows[i]
+	}
+	if err := tx.st.InsertTools(ctx, ptrs); err != nil {
+		if len(ps) == 1 {
+			return nil, fmt.Errorf("insert tool %q: %w", ps[0].Name, err)
+		}
+		return nil, fmt.Errorf("insert %d tools: %w", len(ps), err)
+	}
+	events := make([]Event, len(ps))
+	for i, p := range ps {
+		e, err := newEvent(tx.now, rows[i].ID, p.Actor, "proposed", map[string]any{
+			"state": StateProposed, "destructive": rows[i].Destructive, "provenance": p.Provenance,
+			"rename_of": p.RenameOf,
+		})
+		if err != nil {
+			return nil, err
+		}
+		events[i] = e
+	}
+	if err := tx.st.AppendEvents(ctx, events); err != nil {
+		return nil, fmt.Errorf("append proposed events: %w", err)
+	}
+	return rows, nil
 }
 
 // Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row
@@ -447,7 +491,7 @@ func (tx *Tx) event(ctx context.Context, toolID int64, actor, action string, det
 	if err != nil {
 		return err
 	}
-	if err := tx.st.AppendEvent(ctx, &e); err != nil {
+	if err := tx.st.AppendEvents(ctx, []Event{e}); err != nil {
 		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
 	}
 	return nil

@@ -35,12 +35,15 @@ type TxStore interface {
 	FindByName(ctx context.Context, name string) (Tool, error)
 	// ListTools returns the rows that match filter, ordered by id.
 	ListTools(ctx context.Context, filter Filter) ([]Tool, error)
-	// InsertTool stores a new row and sets its ID.
-	InsertTool(ctx context.Context, t *Tool) error
+	// InsertTools stores new rows and sets their IDs; ErrInvalid if a name or an identity
+	// (scope, cmd) is taken.
+	InsertTools(ctx context.Context, tools []*Tool) error
+	// TakenNames reports which of names a row holds.
+	TakenNames(ctx context.Context, names []string) (map[string]bool, error)
 	// UpdateTool overwrites the row with t.ID; ErrNotFound if there is none.
 	UpdateTool(ctx context.Context, t *Tool) error
-	// AppendEvent adds one event to the audit trail and sets its ID.
-	AppendEvent(ctx context.Context, e *Event) error
+	// AppendEvents adds events to the audit trail, in order. Their IDs are not read back.
+	AppendEvents(ctx context.Context, events []Event) error
 	// LastEvent returns the row's latest event; ErrNotFound if it has none.
 	LastEvent(ctx context.Context, toolID int64) (Event, error)
 	// CountRepeat counts one more repeat, at time at and with detail, of the event with that

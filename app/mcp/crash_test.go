@@ -69,9 +69,11 @@ type signallingTx struct {
 	onWrite func()
 }
 
-func (t signallingTx) InsertTool(ctx context.Context, tool *allowlist.Tool) error {
-	err := t.TxStore.InsertTool(ctx, tool)
-	t.onWrite()
+func (t signallingTx) InsertTools(ctx context.Context, tools []*allowlist.Tool) error {
+	err := t.TxStore.InsertTools(ctx, tools)
+	for range tools {
+		t.onWrite()
+	}
 	return err
 }
 

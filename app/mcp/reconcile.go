@@ -234,10 +234,8 @@ func (r *ToolReconciler) apply(ctx context.Context, tx *allowlist.Tx, c *changes
 			return err
 		}
 	}
-	for _, p := range c.propose {
-		if err := r.propose(ctx, tx, c, p); err != nil {
-			return err
-		}
+	if err := r.proposeAll(ctx, tx, c); err != nil {
+		return err
 	}
 	for _, ch := range c.reappear {
 		if err := r.reappear(ctx, tx, c, ch); err != nil {
@@ -257,16 +255,43 @@ func (r *ToolReconciler) apply(ctx context.Context, tx *allowlist.Tx, c *changes
 	return nil
 }
 
-func (r *ToolReconciler) propose(ctx context.Context, tx *allowlist.Tx, c *changes, p proposal) error {
+// proposeAll proposes the tools the server never listed before, all in a few statements: their
+// names are checked against the allowlist in one query, and they are inserted together.
+func (r *ToolReconciler) proposeAll(ctx context.Context, tx *allowlist.Tx, c *changes) error {
+	if len(c.propose) == 0 {
+		return nil
+	}
+	first := make([]string, len(c.propose))
+	for i, p := range c.propose {
+		first[i] = LocalName(c.server, p.lt.Declared.Name, nil)
+	}
+	held, err := tx.Store().TakenNames(ctx, first)
+	if err != nil {
+		return err
+	}
+	known := make(map[string]bool, len(first))
+	for _, name := range first {
+		known[name] = held[name]
+	}
 	taken := func(name string) bool {
+		if t, ok := known[name]; ok {
+			return t
+		}
+		// A suffixed name after a collision: rare enough to ask for on its own.
 		_, err := tx.Store().FindByName(ctx, name)
 		return err == nil
 	}
-	provenance := fmt.Sprintf("discovered on %s (%s)", c.server, c.at)
-	if p.renameOf != "" {
-		provenance = fmt.Sprintf("discovered on %s (%s); possibly a rename of %q, which vanished in the same refresh with the same input schema: a new proposal, not trusted as that tool", c.server, c.at, p.renameOf)
+	ps := make([]allowlist.Proposal, len(c.propose))
+	for i, p := range c.propose {
+		name := LocalName(c.server, p.lt.Declared.Name, taken)
+		known[name] = true // two tools of one list may flatten alike
+		provenance := fmt.Sprintf("discovered on %s (%s)", c.server, c.at)
+		if p.renameOf != "" {
+			provenance = fmt.Sprintf("discovered on %s (%s); possibly a rename of %q, which vanished in the same refresh with the same input schema: a new proposal, not trusted as that tool", c.server, c.at, p.renameOf)
+		}
+		ps[i] = proposalOf(c.server, p.lt, name, p.renameOf, provenance)
 	}
-	_, _, err := tx.Propose(ctx, proposalOf(c.server, p.lt, LocalName(c.server, p.lt.Declared.Name, taken), p.renameOf, provenance))
+	_, err = tx.ProposeNew(ctx, ps)
 	return err
 }
 
