@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/uptrace/bun"
 
 	"maven/app/allowlist"
@@ -40,7 +39,14 @@ func benchChurn(t *testing.T, scripted string, d time.Duration) (redefiner, rena
 	defer bdb.Close()
 	logger := slog.New(slog.DiscardHandler)
 	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
-	rec := &countingReconciler{Reconciler: mcp.NewToolReconciler(svc, time.Now, logger), n: map[string]int{}}
+	rec := mcp.NewToolReconciler(svc, time.Now, logger)
+	var mu sync.Mutex
+	lists := map[string]int{}
+	rec.OnReconcile(func(server string, _ time.Duration) {
+		mu.Lock()
+		lists[server]++
+		mu.Unlock()
+	})
 	servers := map[string]config.Server{}
 	for name, flag := range map[string]string{"redefiner": "-redefine-every", "renamer": "-rename-every"} {
 		specs, err := json.Marshal(catalog(name, 100))
@@ -56,7 +62,9 @@ func benchChurn(t *testing.T, scripted string, d time.Duration) (redefiner, rena
 	statuses := m.Status()
 	m.Close()
 	at := func(name string) churnServer {
-		c := churnServer{refreshes: rec.count(name), events: count(t, bdb, "tool_events", name),
+		mu.Lock()
+		defer mu.Unlock()
+		c := churnServer{refreshes: lists[name], events: count(t, bdb, "tool_events", name),
 			repeats: count(t, bdb, "tool_event_repeats", name), rows: countRows(t, bdb, name)}
 		for _, st := range statuses {
 			if st.Name == name {
@@ -89,24 +97,4 @@ func countRows(t *testing.T, bdb *bun.DB, server string) int {
 		t.Fatal(err)
 	}
 	return int(n)
-}
-
-// countingReconciler counts the complete lists the Manager hands to the reconciler.
-type countingReconciler struct {
-	mcp.Reconciler
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *countingReconciler) Reconcile(ctx context.Context, server string, tools []*sdk.Tool) error {
-	c.mu.Lock()
-	c.n[server]++
-	c.mu.Unlock()
-	return c.Reconciler.Reconcile(ctx, server, tools)
-}
-
-func (c *countingReconciler) count(server string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[server]
 }

@@ -256,7 +256,8 @@ func (s *supervisor) set(state State, lastErr string) {
 	})
 }
 
-// update applies f to the status and tells the Manager's watchers if it changed anything.
+// update applies f to the status, under the lock, and tells the Manager's watchers if it
+// changed anything.
 func (s *supervisor) update(f func(*ServerStatus)) {
 	s.mu.Lock()
 	before := s.st
@@ -271,19 +272,13 @@ func (s *supervisor) update(f func(*ServerStatus)) {
 // setIfLive applies f to the status, under the same lock as lock() ends sessions, unless
 // sessCtx has already ended; it reports whether it did.
 func (s *supervisor) setIfLive(sessCtx context.Context, f func(*ServerStatus)) bool {
-	s.mu.Lock()
-	if sessCtx.Err() != nil {
-		s.mu.Unlock()
-		return false
-	}
-	before := s.st
-	f(&s.st)
-	changed := s.st != before
-	s.mu.Unlock()
-	if changed {
-		s.m.notifyChange()
-	}
-	return true
+	live := false
+	s.update(func(st *ServerStatus) {
+		if live = sessCtx.Err() == nil; live {
+			f(st)
+		}
+	})
+	return live
 }
 
 // enter moves st to state, stamping Since only on a change.
