@@ -90,9 +90,9 @@ func (st *churnState) cooling(now time.Time) error {
 }
 
 // charge returns the state after the changes c of one refresh, or the ChurnError of the trip if
-// they go over the budget. active is the number of rows the server had that are not withdrawn.
-// st is left as it was: the caller keeps the result only once the changes are written.
-func (b ChurnBudget) charge(st churnState, server string, now time.Time, c *changes, active int) (churnState, *ChurnError) {
+// they go over the budget. st is left as it was: the caller keeps the result only once the
+// changes are written, or on a trip.
+func (b ChurnBudget) charge(st churnState, server string, now time.Time, c *changes) (churnState, *ChurnError) {
 	if c.counted() == 0 {
 		return st, nil
 	}
@@ -100,7 +100,7 @@ func (b ChurnBudget) charge(st churnState, server string, now time.Time, c *chan
 		if !st.tripped {
 			st.trips = 0
 		}
-		st.start, st.allowance, st.newNames, st.tripped = now, max(b.NewNames, active), 0, false
+		st.start, st.allowance, st.newNames, st.tripped = now, max(b.NewNames, c.active), 0, false
 		st.changes = map[string]int{}
 	} else {
 		st.changes = maps.Clone(st.changes)

@@ -103,7 +103,7 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 			return err
 		}
 		c := planChanges(server, rows, listed, refused, now)
-		churn, trip = r.budget.charge(churn, server, now, c, c.active)
+		churn, trip = r.budget.charge(churn, server, now, c)
 		if trip != nil {
 			return trip
 		}
