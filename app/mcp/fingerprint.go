@@ -50,7 +50,23 @@ func Canonicalize(raw []byte) ([]byte, error) {
 	}
 	var out bytes.Buffer
 	out.Grow(len(raw))
-	if err := jcsWrite(&out, v); err != nil {
+	if err := jcsWrite(&out, v, 0); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// errNotDecoded refuses a value of a type encoding/json does not decode into an any.
+var errNotDecoded = jcsError("not a decoded JSON value")
+
+// CanonicalizeValue returns the JCS form of v, a JSON value as encoding/json decodes it into an
+// any (map[string]any, []any, string, float64, bool or nil): the bytes Canonicalize gives for
+// v encoded. It refuses other types, invalid UTF-8, numbers that are not finite and nesting
+// deeper than MaxCanonicalDepth. A value decoded already can hold neither duplicate keys nor
+// lone surrogates, so it need not be encoded and parsed again.
+func CanonicalizeValue(v any) ([]byte, error) {
+	var out bytes.Buffer
+	if err := jcsWrite(&out, v, 0); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
@@ -178,13 +194,25 @@ func jcsHex4(raw []byte, at int) (rune, bool) {
 	return rune(v), true
 }
 
-func jcsWrite(out *bytes.Buffer, v any) error {
+// jcsWrite writes v in canonical form: a value as jcsParser reads it (jcsObject, json.Number),
+// or as encoding/json decodes it (map[string]any, float64). depth counts the containers v sits
+// in.
+func jcsWrite(out *bytes.Buffer, v any, depth int) error {
+	switch v.(type) {
+	case []any, jcsObject, map[string]any:
+		if depth >= MaxCanonicalDepth {
+			return jcsError("nested more than %d deep", MaxCanonicalDepth)
+		}
+	}
 	switch v := v.(type) {
 	case nil:
 		out.WriteString("null")
 	case bool:
 		out.WriteString(strconv.FormatBool(v))
 	case string:
+		if !utf8.ValidString(v) {
+			return jcsError("invalid UTF-8")
+		}
 		jcsWriteString(out, v)
 	case json.Number:
 		f, err := strconv.ParseFloat(string(v), 64)
@@ -192,17 +220,31 @@ func jcsWrite(out *bytes.Buffer, v any) error {
 			return jcsError("number %.40s is not an IEEE-754 double", string(v))
 		}
 		out.WriteString(jcsNumber(f))
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return jcsError("number %v is not finite", v)
+		}
+		out.WriteString(jcsNumber(v))
 	case []any:
 		out.WriteByte('[')
 		for i, e := range v {
 			if i > 0 {
 				out.WriteByte(',')
 			}
-			if err := jcsWrite(out, e); err != nil {
+			if err := jcsWrite(out, e, depth+1); err != nil {
 				return err
 			}
 		}
 		out.WriteByte(']')
+	case map[string]any:
+		obj := make(jcsObject, 0, len(v))
+		for k, e := range v {
+			if !utf8.ValidString(k) {
+				return jcsError("invalid UTF-8")
+			}
+			obj = append(obj, jcsMember{k, e})
+		}
+		return jcsWrite(out, obj, depth)
 	case jcsObject:
 		slices.SortFunc(v, func(a, b jcsMember) int { return jcsCompareUTF16(a.key, b.key) })
 		out.WriteByte('{')
@@ -215,13 +257,13 @@ func jcsWrite(out *bytes.Buffer, v any) error {
 			}
 			jcsWriteString(out, m.key)
 			out.WriteByte(':')
-			if err := jcsWrite(out, m.val); err != nil {
+			if err := jcsWrite(out, m.val, depth+1); err != nil {
 				return err
 			}
 		}
 		out.WriteByte('}')
 	default:
-		return jcsError("unexpected token %T", v)
+		return fmt.Errorf("%w: %T", errNotDecoded, v)
 	}
 	return nil
 }
@@ -339,12 +381,17 @@ type Shape struct {
 // absent, empty or null schema counts as {}, so that "no schema" has one fingerprint. It fails
 // on invalid UTF-8 in the name or description and on a schema Canonicalize refuses.
 func Fingerprint(d Declared) (Shape, error) {
-	if !utf8.ValidString(d.Name) || !utf8.ValidString(d.Description) {
-		return Shape{}, jcsError("invalid UTF-8 in name or description")
-	}
 	schema, err := canonicalSchema(d.InputSchema)
 	if err != nil {
 		return Shape{}, fmt.Errorf("inputSchema: %w", err)
+	}
+	return fingerprintCanonical(d, schema)
+}
+
+// fingerprintCanonical is Fingerprint of d with its schema given in canonical form already.
+func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
+	if !utf8.ValidString(d.Name) || !utf8.ValidString(d.Description) {
+		return Shape{}, jcsError("invalid UTF-8 in name or description")
 	}
 	d.InputSchema = schema
 	var out bytes.Buffer

@@ -504,7 +504,44 @@ func FuzzCanonicalize(f *testing.F) {
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("meaning changed: %q -> %q", in, out)
 		}
+		// The decoded value canonicalises to the same bytes: the path listed schemas take.
+		fromValue, err := CanonicalizeValue(a)
+		if err != nil || string(fromValue) != string(out) {
+			t.Fatalf("CanonicalizeValue = %q, %v; Canonicalize gave %q", fromValue, err, out)
+		}
 	})
+}
+
+// TestCanonicalizeValue: a value as encoding/json decodes it canonicalises as its encoding does,
+// and what JCS cannot hold is refused on this path too.
+func TestCanonicalizeValue(t *testing.T) {
+	var schema any
+	if err := json.Unmarshal(fpTool().InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Canonicalize(fpTool().InputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := CanonicalizeValue(schema); err != nil || string(got) != string(want) {
+		t.Errorf("CanonicalizeValue = %s, %v; want %s", got, err, want)
+	}
+	deep := any(map[string]any{})
+	for range MaxCanonicalDepth {
+		deep = []any{deep}
+	}
+	for name, v := range map[string]any{
+		"NaN":               math.NaN(),
+		"infinity":          []any{math.Inf(1)},
+		"invalid UTF-8":     map[string]any{"a": "\xff"},
+		"invalid UTF-8 key": map[string]any{"\xff": 1},
+		"too deep":          deep,
+		"another type":      map[string]any{"n": 1},
+	} {
+		if _, err := CanonicalizeValue(v); !errors.Is(err, ErrNotCanonicalizable) {
+			t.Errorf("%s: %v, want ErrNotCanonicalizable", name, err)
+		}
+	}
 }
 
 func BenchmarkFingerprint(b *testing.B) {

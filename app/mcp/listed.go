@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -79,20 +80,38 @@ func check(t *sdk.Tool) (listedTool, string) {
 	case !utf8.ValidString(t.Description):
 		return listedTool{}, "description is not valid UTF-8"
 	}
-	schema, err := json.Marshal(t.InputSchema)
+	schema, err := canonicalInputSchema(t.InputSchema)
 	if err != nil {
-		return listedTool{}, "input schema cannot be encoded"
+		return listedTool{}, "invalid input schema: " + err.Error()
 	}
 	if len(schema) > maxSchemaBytes {
 		return listedTool{}, fmt.Sprintf("input schema of %d bytes, over the %d-byte limit", len(schema), maxSchemaBytes)
 	}
-	shape, err := Fingerprint(Declared{Name: t.Name, Description: t.Description, InputSchema: schema,
-		ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint})
-	if err != nil {
-		return listedTool{}, "invalid " + err.Error()
-	}
-	if shape.Declared.InputSchema[0] != '{' {
+	if schema[0] != '{' {
 		return listedTool{}, "input schema is not a JSON object"
 	}
+	shape, err := fingerprintCanonical(Declared{Name: t.Name, Description: t.Description,
+		ReadOnlyHint: t.Annotations != nil && t.Annotations.ReadOnlyHint}, schema)
+	if err != nil {
+		return listedTool{}, "cannot fingerprint it: " + err.Error()
+	}
 	return listedTool{Shape: shape}, ""
+}
+
+// canonicalInputSchema is the canonical form of a listed input schema, {} when there is none.
+// go-sdk hands it over decoded (a map[string]any), so it is canonicalised from that value
+// rather than encoded and parsed again; anything else is encoded first.
+func canonicalInputSchema(v any) ([]byte, error) {
+	if v == nil {
+		return []byte("{}"), nil
+	}
+	schema, err := CanonicalizeValue(v)
+	if !errors.Is(err, errNotDecoded) {
+		return schema, err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be encoded: %w", err)
+	}
+	return canonicalSchema(raw)
 }
