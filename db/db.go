@@ -27,6 +27,7 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "wal_autocheckpoint(8000)")
 	// BEGIN IMMEDIATE takes the write lock up front, so two writers queue on busy_timeout
 	// instead of failing when one upgrades a read transaction.
 	q.Set("_txlock", "immediate")

@@ -241,26 +241,39 @@ const insertBatch = 200
 func (t toolTx) InsertTools(ctx context.Context, tools []*allowlist.Tool) error {
 	for start := 0; start < len(tools); start += insertBatch {
 		batch := tools[start:min(start+insertBatch, len(tools))]
-		rows := make([]toolRow, len(batch))
-		for i, tool := range batch {
+		args := make([]any, 0, len(batch)*toolInsertArity)
+		for _, tool := range batch {
 			r, err := toRow(tool)
 			if err != nil {
 				return err
 			}
-			r.ID = 0
-			rows[i] = r
+			args = append(args, r.Name, r.Cmd, r.Scope, r.State, r.Destructive, r.ReadOnly, r.Description,
+				r.InputSchema, r.Fingerprint, r.Declared, r.PreviousDeclared, r.ChangedFields, r.RenameOf,
+				r.Source, r.Provenance, r.CreatedAt, r.UpdatedAt, r.EnabledAt, r.EnabledBy)
 		}
-		// RETURNING gives the rows in no promised order: each id is matched by its name.
-		var ids []struct {
-			ID   int64  `bun:"id"`
-			Name string `bun:"name"`
-		}
-		if _, err := t.tx.NewInsert().Model(&rows).Returning("id, name").Exec(ctx, &ids); err != nil {
+		// Values are bound, not written into the SQL text: a batch of descriptions and schemas
+		// is then not parsed as SQL. RETURNING gives the rows in no promised order: each id is
+		// matched by its name.
+		res, err := t.tx.Tx.QueryContext(ctx, "INSERT INTO tools ("+toolInsertColumns+") VALUES "+
+			placeholders(len(batch), toolInsertArity)+" RETURNING id, name", args...)
+		if err != nil {
 			return toolInsertError(err)
 		}
-		byName := make(map[string]int64, len(ids))
-		for _, r := range ids {
-			byName[r.Name] = r.ID
+		byName := make(map[string]int64, len(batch))
+		for res.Next() {
+			var id int64
+			var name string
+			if err := res.Scan(&id, &name); err != nil {
+				res.Close()
+				return err
+			}
+			byName[name] = id
+		}
+		if err := res.Close(); err != nil {
+			return toolInsertError(err)
+		}
+		if err := res.Err(); err != nil {
+			return toolInsertError(err)
 		}
 		for _, tool := range batch {
 			if tool.ID = byName[tool.Name]; tool.ID == 0 {
@@ -269,6 +282,28 @@ func (t toolTx) InsertTools(ctx context.Context, tools []*allowlist.Tool) error 
 		}
 	}
 	return nil
+}
+
+// toolInsertColumns are the columns InsertTools writes, toolInsertArity of them.
+const (
+	toolInsertColumns = "name, cmd, scope, state, destructive, read_only, description, input_schema, " +
+		"fingerprint, declared, previous_declared, changed_fields, rename_of, source, provenance, " +
+		"created_at, updated_at, enabled_at, enabled_by"
+	toolInsertArity = 19
+)
+
+// placeholders returns rows groups of arity "?" for a multi-row VALUES.
+func placeholders(rows, arity int) string {
+	one := "(" + strings.Repeat("?, ", arity-1) + "?)"
+	var b strings.Builder
+	b.Grow(rows * (len(one) + 2))
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(one)
+	}
+	return b.String()
 }
 
 // toolInsertError maps a broken uniqueness, which is what says a name or an identity is taken.
@@ -297,14 +332,16 @@ func (t toolTx) UpdateTool(ctx context.Context, tool *allowlist.Tool) error {
 func (t toolTx) AppendEvents(ctx context.Context, events []allowlist.Event) error {
 	for start := 0; start < len(events); start += insertBatch {
 		batch := events[start:min(start+insertBatch, len(events))]
-		rows := make([]eventRow, len(batch))
-		for i, e := range batch {
-			rows[i] = eventRow{ToolID: e.ToolID, At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Detail: string(e.Detail)}
-			if rows[i].Detail == "" {
-				rows[i].Detail = "{}"
+		args := make([]any, 0, len(batch)*5)
+		for _, e := range batch {
+			detail := string(e.Detail)
+			if detail == "" {
+				detail = "{}"
 			}
+			args = append(args, e.ToolID, formatTime(e.At), e.Actor, e.Action, detail)
 		}
-		if _, err := t.tx.NewInsert().Model(&rows).Returning("NULL").Exec(ctx); err != nil {
+		if _, err := t.tx.Tx.ExecContext(ctx, "INSERT INTO tool_events (tool_id, at, actor, action, detail) VALUES "+
+			placeholders(len(batch), 5), args...); err != nil {
 			return eventInsertError(err)
 		}
 	}
