@@ -22,7 +22,9 @@ type Reconciler interface {
 	// Reconcile applies tools, the complete result of a successful, fully paginated tools/list
 	// of the connected server. The Manager never calls it with a partial or failed list, nor
 	// for a server that is down, dialling or locked (DESIGN.md rule 10). Calls for one server
-	// never overlap; calls for different servers may.
+	// never overlap; calls for different servers may. An error matching ErrTooManyChanges
+	// (a *ChurnError) ends the session: the server is failed and not dialled until the error's
+	// Until.
 	Reconcile(ctx context.Context, server string, tools []*sdk.Tool) error
 }
 
