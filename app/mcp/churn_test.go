@@ -325,3 +325,42 @@ func TestChurnBudgetStopsScriptedAttackers(t *testing.T) {
 		}
 	}
 }
+
+// TestSupervisorWaitsOutTheCooldown: a server whose list the reconciler refuses for churning is
+// failed with the reason and its session closed; a wake (an unlock, an approval) does not end
+// the wait; once the cooldown is over it is dialled and listed again.
+func TestSupervisorWaitsOutTheCooldown(t *testing.T) {
+	scripted := mcptest.NewScripted(echoTool)
+	srv := newRestartable(t, scripted.HTTPHandler())
+	rec := newFakeReconciler()
+	var mu sync.Mutex
+	refuse := true
+	const cooldown = 1500 * time.Millisecond
+	rec.fail = func(server string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !refuse {
+			return nil
+		}
+		refuse = false
+		return &ChurnError{Server: server, Detail: "tool \"echo\" changed 11 times within 1h0m0s",
+			Cooldown: cooldown, Until: time.Now().Add(cooldown)}
+	}
+	m := startManager(t, map[string]config.Server{"s": {Type: config.TransportHTTP, URL: srv.url("/mcp")}}, rec, fastOptions())
+	start := time.Now()
+	waitState(t, m, "s", StateFailed, 10*time.Second)
+	st := status(m, "s")
+	if !strings.Contains(st.LastError, "changes its tools too often") || !strings.Contains(st.LastError, `"echo" changed 11 times`) {
+		t.Errorf("LastError = %q", st.LastError)
+	}
+	if _, err := m.CallTool(context.Background(), "s", "echo", nil); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("CallTool during the cooldown: %v, want ErrNotConnected", err)
+	}
+	waitFor(t, 5*time.Second, "the session to close", func() bool { return scripted.Sessions() == 0 })
+	m.Wake("s")
+	waitFor(t, 10*time.Second, "a second list after the cooldown", func() bool { return rec.count("s") >= 2 })
+	if waited := time.Since(start); waited < cooldown-100*time.Millisecond {
+		t.Errorf("listed again after %s, before the cooldown of %s was over", waited, cooldown)
+	}
+	waitState(t, m, "s", StateConnected, 10*time.Second)
+}
