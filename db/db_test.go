@@ -41,3 +41,18 @@ func TestOpenSetsThePragmas(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchIndexMergesAtSixteen: the search index keeps the automerge setting its migration gave
+// it (FTS5 stores it in the index's own config table).
+func TestSearchIndexMergesAtSixteen(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	var v int
+	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&v); err != nil || v != 16 {
+		t.Fatalf("automerge = %d, %v; want 16", v, err)
+	}
+}
