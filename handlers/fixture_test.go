@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,7 +23,9 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
+	"maven/app/config"
 	"maven/app/mcp"
+	"maven/app/vault"
 	"maven/db"
 	"maven/handlers"
 	"maven/static"
@@ -90,64 +93,131 @@ func (w *fakeWaker) list() []string {
 	return append([]string(nil), w.woken...)
 }
 
-// fixture is the real web app over a real SQLite database in a temp dir.
+// fixture is the real web app over a real SQLite database in a temp dir, with a real vault
+// (none is created until a PRF passkey enrolls). boot builds everything that lives in memory, so
+// calling it again is a daemon restart over the same database. With mcpServers set it runs a
+// real MCP manager wired to the vault the way the daemon wires it.
 type fixture struct {
-	t       testing.TB
-	h       http.Handler
-	db      *bun.DB
-	tools   *allowlist.Service
-	auth    *auth.Service
-	clock   *clock
-	servers *fakeServers
+	t     testing.TB
+	h     http.Handler
+	db    *bun.DB
+	dir   string
+	tools *allowlist.Service
+	auth  *auth.Service
+	gate  *vault.Gate
+	clock *clock
+	logs  *syncBuffer
+	// servers is the fake status report shown without a manager; mgr the real one.
+	servers    *fakeServers
+	mcpServers map[string]config.Server
+	mgr        *mcp.Manager
 	// commands are the real approvals of stdio command lines; waker the fake manager they wake.
 	commands *approval.Service
 	waker    *fakeWaker
 }
 
-func newFixture(t testing.TB) *fixture {
+// vaultFixture is the name the unlock tests use for the same fixture.
+type vaultFixture = fixture
+
+func newFixture(t testing.TB) *fixture { return newVaultFixture(t, "") }
+
+// newVaultFixture opens the database and boots the app; serversJSON, when not empty, is the
+// config's mcpServers block for a real manager.
+func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	f := &fixture{t: t, dir: t.TempDir(), logs: &syncBuffer{}, clock: &clock{t: time.Now()},
+		servers: &fakeServers{}, waker: &fakeWaker{}}
+	if serversJSON != "" {
+		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.mcpServers = cfg.MCPServers
+	}
+	bdb, err := db.Open(context.Background(), filepath.Join(f.dir, "maven.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bdb.Close() })
-	clk := &clock{t: time.Now()}
-	tools := allowlist.NewService(db.NewToolStore(bdb), clk.Now)
-	owner, err := auth.New(db.NewAuthStore(bdb), auth.Config{
-		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: clk.Now,
+	f.db = bdb
+	f.boot()
+	return f
+}
+
+// boot builds everything that lives in memory — vault, auth, manager, handlers — over the
+// fixture's database: the first start, or a restart.
+func (f *fixture) boot() {
+	t := f.t
+	t.Helper()
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f.tools = allowlist.NewService(db.NewToolStore(f.db), f.clock.Now)
+	owner, err := auth.New(db.NewAuthStore(f.db), auth.Config{
+		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := handlers.NewAssets(static.FS())
+	f.auth = owner
+	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(f.db), "localhost", time.Now), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := views.Parse(assets.URL)
-	if err != nil {
-		t.Fatal(err)
+	f.gate = gate
+	var statuses handlers.ServerStatuses = f.servers
+	if f.mcpServers != nil {
+		if f.mgr != nil {
+			f.mgr.Close()
+		}
+		f.mgr = mcp.NewManager(f.mcpServers, mcp.NewToolReconciler(f.tools, time.Now, logger), mcp.ManagerOptions{
+			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		}, logger)
+		gate.OnUnlock(f.mgr.SetSecrets)
+		gate.OnLock(func() { f.mgr.SetSecrets(nil) })
+		mctx, cancel := context.WithCancel(context.Background())
+		f.mgr.Run(mctx)
+		mgr := f.mgr
+		t.Cleanup(func() { cancel(); mgr.Close() })
+		statuses = f.mgr
 	}
-	servers := &fakeServers{}
-	commands := approval.NewService(db.NewApprovalStore(bdb), clk.Now)
-	waker := &fakeWaker{}
+	gate.OnLock(owner.ForgetStepUps)
+	f.commands = approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
 	h, err := handlers.Routes(handlers.Deps{
-		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{}), false),
+		Logger:   logger,
+		Vault:    gate,
+		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(f.db.DB, sqlite3store.Config{}), false),
 		Auth:     owner,
-		Tools:    tools,
-		Servers:  servers,
-		Commands: commands,
-		Wake:     waker,
-		Views:    pages,
-		Assets:   assets,
+		Tools:    f.tools,
+		Servers:  statuses,
+		Commands: f.commands,
+		Wake:     f.waker,
+		Views:    mustViews(t),
+		Assets:   mustAssets(t),
 		Origins:  []string{testOrigin},
-		Now:      clk.Now,
+		Now:      f.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, h: h, db: bdb, tools: tools, auth: owner, clock: clk, servers: servers,
-		commands: commands, waker: waker}
+	f.h = h
+}
+
+// syncBuffer collects the log for assertions about what it never contains.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // setupToken issues a fresh setup link's token.

@@ -111,7 +111,7 @@ func (s *server) expire(w http.ResponseWriter, r *http.Request) {
 // toLogin sends the browser to /login in the way the requester understands; to /unlock while
 // locked, which signs in too.
 func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
-	if s.lock.Locked() {
+	if s.vault.Locked() {
 		s.toUnlock(w, r)
 		return
 	}
@@ -130,7 +130,7 @@ func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
 // 19): nothing behind it runs until the owner unlocks.
 func (s *server) requireUnlocked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.lock.Locked() {
+		if s.vault.Locked() {
 			s.toUnlock(w, r)
 			return
 		}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"maven/app/auth"
 	"maven/views"
 )
 
@@ -154,6 +153,3 @@ func (s *server) passkeysChanged(w http.ResponseWriter, r *http.Request) {
 	}
 	s.renderPartial(w, r, http.StatusOK, views.PartialPasskeyList, list)
 }
-
-// Compile-time check that *auth.Service is what the handlers need.
-var _ Auth = (*auth.Service)(nil)

@@ -13,49 +13,15 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/go-webauthn/webauthn/protocol"
 
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/vault"
 	"maven/views"
 )
-
-// LockState tells whether the daemon is locked (its secrets sealed).
-type LockState interface {
-	Locked() bool
-}
-
-// Auth is what the handlers need of the owner's passkeys and step-ups (*auth.Service). Session
-// ids are the opaque "sid" values the handlers keep in each browser session.
-type Auth interface {
-	HasPasskeys(ctx context.Context) (bool, error)
-	CheckSetupToken(ctx context.Context, token string) error
-	BeginSetup(ctx context.Context, sid, origin, token string) (*protocol.CredentialCreation, error)
-	BeginAddPasskey(ctx context.Context, sid, origin string, proof auth.StepUp) (*protocol.CredentialCreation, error)
-	FinishRegistration(ctx context.Context, sid string, resp *protocol.ParsedCredentialCreationData, name string) (auth.Passkey, error)
-	BeginLogin(ctx context.Context, sid, origin string) (*protocol.CredentialAssertion, error)
-	FinishLogin(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Passkey, error)
-	BeginStepUp(ctx context.Context, sid, origin string, action auth.Action, target int64) (*protocol.CredentialAssertion, error)
-	FinishStepUp(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Action, int64, error)
-	// BeginUnlock and BeginEnroll begin assertions that evaluate PRF; their Finish verifies the
-	// assertion and returns the PRF output unchecked (only the vault can check it).
-	BeginUnlock(ctx context.Context, sid, origin string, inputs map[string][]byte) (*protocol.CredentialAssertion, error)
-	FinishUnlock(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error)
-	BeginEnroll(ctx context.Context, sid, origin string, passkeyID int64, input []byte) (*protocol.CredentialAssertion, error)
-	FinishEnroll(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error)
-	// Redeem spends a fresh grant; auth.ErrStepUpRequired if there is none.
-	Redeem(sid string, action auth.Action, target int64) (auth.StepUp, error)
-	EndSession(sid string)
-	Passkeys(ctx context.Context) ([]auth.Passkey, error)
-	// Passkey returns auth.ErrPasskeyNotFound if there is no such passkey.
-	Passkey(ctx context.Context, id int64) (auth.Passkey, error)
-	PasskeyExists(ctx context.Context, id int64) (bool, error)
-	RenamePasskey(ctx context.Context, id int64, name string) (auth.Passkey, error)
-	RemovePasskey(ctx context.Context, id int64, proof auth.StepUp) error
-}
 
 // Tools is what the handlers need of the allowlist (*allowlist.Service).
 type Tools interface {
@@ -88,18 +54,17 @@ type ServerWaker interface {
 	Wake(server string)
 }
 
-// Deps are what the handlers need from the app. Logger, Lock, Vault and Now may be left zero;
-// Servers is nil when no MCP manager runs.
+// Deps are what the handlers need from the app. Logger and Now may be left zero; Servers is nil
+// when no MCP manager runs.
 type Deps struct {
 	Logger *slog.Logger
-	// Vault is the daemon's lock state and sealed secrets; nil serves a daemon without a vault.
-	Vault Vault
-	// Lock is what /healthz and the lock redirects read; Vault when nil.
-	Lock     LockState
+	// Vault is the daemon's lock state and sealed secrets (it holds none until one is created).
+	Vault    *vault.Gate
 	Sessions *scs.SessionManager // from NewSessionManager
-	Auth     Auth
-	Tools    Tools
-	Servers  ServerStatuses
+	// Auth runs the passkey ceremonies and holds the step-up grants.
+	Auth    *auth.Service
+	Tools   Tools
+	Servers ServerStatuses
 	// Commands approves stdio servers' command lines, after which Wake starts them; nil shows
 	// none.
 	Commands ServerCommands
@@ -127,10 +92,9 @@ type Deps struct {
 // server carries the dependencies of every handler.
 type server struct {
 	log      *slog.Logger
-	lock     LockState
-	vault    Vault
+	vault    *vault.Gate
 	sessions *scs.SessionManager
-	auth     Auth
+	auth     *auth.Service
 	tools    Tools
 	servers  ServerStatuses
 	commands ServerCommands
@@ -151,25 +115,15 @@ type server struct {
 //
 // Every state change is a POST, and every POST passes cross-origin protection.
 func Routes(d Deps) (http.Handler, error) {
-	if d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
-		return nil, errors.New("handlers: Sessions, Auth, Tools, Views and Assets are required")
+	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
+		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")
 	}
 	s := &server{
-		log: d.Logger, lock: d.Lock, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
+		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.vault = d.Vault
-	if s.lock == nil && s.vault != nil {
-		s.lock = s.vault
-	}
-	if s.lock == nil {
-		s.lock = unlocked{}
-	}
-	if s.vault == nil {
-		s.vault = noVault{s.lock}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -191,7 +145,7 @@ func Routes(d Deps) (http.Handler, error) {
 	}
 
 	// Public: no session.
-	r.Get("/healthz", healthz(s.lock))
+	r.Get("/healthz", healthz(s.vault))
 	r.Method(http.MethodGet, "/static/*", d.Assets)
 	r.Method(http.MethodHead, "/static/*", d.Assets)
 
@@ -269,7 +223,7 @@ func (s *server) home(w http.ResponseWriter, r *http.Request) {
 // notFound sends the browser to /unlock while locked and a signed-out browser to /login, like
 // every other page, and tells a signed-in owner the page does not exist.
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
-	if s.lock.Locked() {
+	if s.vault.Locked() {
 		s.toUnlock(w, r)
 		return
 	}
@@ -279,8 +233,3 @@ func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 	}
 	s.fail(w, r, errNoPage)
 }
-
-// unlocked is the LockState of a daemon without a vault.
-type unlocked struct{}
-
-func (unlocked) Locked() bool { return false }

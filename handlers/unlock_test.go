@@ -1,146 +1,19 @@
 package handlers_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/alexedwards/scs/sqlite3store"
-
-	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
-	"maven/app/config"
-	"maven/app/mcp"
 	"maven/app/vault"
-	"maven/db"
-	"maven/handlers"
-	"maven/static"
-	"maven/views"
 )
-
-// vaultFixture is the web app with a real vault, over a real database that survives restart.
-// With servers it runs a real MCP manager wired to the vault the way the daemon wires it.
-type vaultFixture struct {
-	*fixture
-	dir     string
-	gate    *vault.Gate
-	mgr     *mcp.Manager
-	servers map[string]config.Server
-	logs    *syncBuffer
-}
-
-// syncBuffer collects the log for assertions about what it never contains.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newVaultFixture(t testing.TB, serversJSON string) *vaultFixture {
-	t.Helper()
-	vf := &vaultFixture{dir: t.TempDir(), logs: &syncBuffer{}}
-	if serversJSON != "" {
-		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		vf.servers = cfg.MCPServers
-	}
-	bdb, err := db.Open(context.Background(), filepath.Join(vf.dir, "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	vf.fixture = &fixture{t: t, db: bdb, clock: &clock{t: time.Now()}, servers: &fakeServers{}}
-	vf.boot()
-	return vf
-}
-
-// boot builds everything that lives in memory — vault, auth, manager, handlers — over the
-// fixture's database: the first start, or a restart.
-func (vf *vaultFixture) boot() {
-	t := vf.t
-	t.Helper()
-	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(vf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	vf.tools = allowlist.NewService(db.NewToolStore(vf.db), vf.clock.Now)
-	owner, err := auth.New(db.NewAuthStore(vf.db), auth.Config{
-		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: vf.clock.Now, Logger: logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.auth = owner
-	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(vf.db), "localhost", time.Now), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.gate = gate
-	var statuses handlers.ServerStatuses = vf.fixture.servers
-	if vf.servers != nil {
-		if vf.mgr != nil {
-			vf.mgr.Close()
-		}
-		vf.mgr = mcp.NewManager(vf.servers, mcp.NewToolReconciler(vf.tools, time.Now, logger), mcp.ManagerOptions{
-			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		}, logger)
-		gate.OnUnlock(vf.mgr.SetSecrets)
-		gate.OnLock(func() { vf.mgr.SetSecrets(nil) })
-		mctx, cancel := context.WithCancel(context.Background())
-		vf.mgr.Run(mctx)
-		mgr := vf.mgr
-		t.Cleanup(func() { cancel(); mgr.Close() })
-		statuses = vf.mgr
-	}
-	gate.OnLock(owner.ForgetStepUps)
-	assets, err := handlers.NewAssets(static.FS())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages, err := views.Parse(assets.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := handlers.Routes(handlers.Deps{
-		Logger:   logger,
-		Vault:    gate,
-		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(vf.db.DB, sqlite3store.Config{}), false),
-		Auth:     owner,
-		Tools:    vf.tools,
-		Servers:  statuses,
-		Views:    pages,
-		Assets:   assets,
-		Origins:  []string{testOrigin},
-		Now:      vf.clock.Now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.h = h
-}
 
 // enrollAnswer is what /passkeys/enroll/finish answers.
 type enrollAnswer struct {
