@@ -78,7 +78,7 @@ func classify(err error) problem {
 		return problem{http.StatusConflict, "Maven is already unlocked.", info}
 	case errors.Is(err, errNoPRFOutput):
 		return problem{http.StatusUnprocessableEntity, "This passkey gave no PRF result, so it cannot unlock Maven. It can still sign in.", warn}
-	case errors.Is(err, auth.ErrStepUpRequired), errors.Is(err, allowlist.ErrStepUpRequired):
+	case errors.Is(err, auth.ErrStepUpRequired):
 		return problem{http.StatusForbidden, "This needs a fresh confirmation with your passkey.", info}
 	case errors.Is(err, errCrossOrigin):
 		return problem{http.StatusForbidden, "This request came from another site and was refused.", warn}

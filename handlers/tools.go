@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"maven/app/allowlist"
 	"maven/app/mcp"
@@ -144,9 +144,8 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 		row.Mixed = reveal.MixedScripts(t.RemoteName())
 	} else {
 		row.Where = "Local command"
-		line := commandLine(t.Cmd)
-		row.Command = text(line)
-		invisible = invisible || reveal.Contains(line)
+		row.Command = text(reveal.CommandLine(t.Cmd))
+		invisible = invisible || slices.ContainsFunc(t.Cmd, reveal.Contains)
 	}
 	row.Invisible = invisible
 	row.Mixed = row.Mixed || reveal.MixedScripts(t.Name)
@@ -230,20 +229,6 @@ func text(s string) views.Text {
 		out[i] = views.Segment{Text: g.Text, Hidden: g.Hidden, Why: g.Why}
 	}
 	return out
-}
-
-// commandLine shows an argv the way a shell user reads it, quoting what needs it.
-func commandLine(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
-			return unicode.IsSpace(r) || strings.ContainsRune(`"'\$;|&<>()*?`+"`", r)
-		}) {
-			a = strconv.Quote(a)
-		}
-		parts[i] = a
-	}
-	return strings.Join(parts, " ")
 }
 
 // toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly

@@ -246,7 +246,7 @@ func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 // can do it.
 func (tx *Tx) Enable(ctx context.Context, id int64, proof auth.StepUp) (Tool, error) {
 	if !proof.Permits(auth.ActionEnableTool, id) {
-		return Tool{}, ErrStepUpRequired
+		return Tool{}, fmt.Errorf("enable tool %d: %w", id, auth.ErrStepUpRequired)
 	}
 	t, err := tx.transition(ctx, id, StateEnabled)
 	if err != nil {

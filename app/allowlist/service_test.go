@@ -174,7 +174,7 @@ func TestEnableNeedsStepUpForThisTool(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.EnableTool(ctx, a.ID, c.proof)
-			if !errors.Is(err, allowlist.ErrStepUpRequired) {
+			if !errors.Is(err, auth.ErrStepUpRequired) {
 				t.Fatalf("err = %v, want ErrStepUpRequired", err)
 			}
 			got, _ := s.Get(ctx, a.ID)
