@@ -24,6 +24,15 @@ var (
 	errMethod        = errors.New("method not allowed")
 )
 
+// apiError is a failure of an endpoint that machines call (the voice webhook): its status and
+// message go out as they are, always as JSON.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e apiError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.msg) }
+
 // stepUpNeeded is the error of an action that needs a fresh step-up for action on target.
 type stepUpNeeded struct {
 	action auth.Action
@@ -59,7 +68,10 @@ func classify(err error) problem {
 	info, warn := slog.LevelInfo, slog.LevelWarn
 	var uf unlockFailure
 	var tooMany *vault.TooManyAttemptsError
+	var api apiError
 	switch {
+	case errors.As(err, &api):
+		return problem{api.status, api.msg, info}
 	// First: an unlock failure must look the same whatever check failed inside it.
 	case errors.As(err, &uf), errors.Is(err, vault.ErrUnlockFailed):
 		return problem{http.StatusBadRequest, msgUnlockFailed, warn}
@@ -132,6 +144,19 @@ func classify(err error) problem {
 	return problem{http.StatusInternalServerError, "Something went wrong on Maven's side. The details are in its log.", slog.LevelError}
 }
 
+// handlerFunc is a handler that returns its failure instead of answering it. handle answers
+// every returned error in one place (fail), so no handler can forget to stop after one.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h to net/http: an error h returns is answered by fail.
+func (s *server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	}
+}
+
 // fail answers r with the problem err maps to, in the form the requester reads: JSON for the
 // WebAuthn endpoints, a message in the page's status area for htmx, a page otherwise. It logs
 // err once, here.
@@ -153,7 +178,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	switch {
-	case wantsJSON(r):
+	case wantsJSON(r) || errors.As(err, new(apiError)):
 		writeJSON(w, p.status, map[string]string{"error": p.msg})
 	case isHTMX(r):
 		w.Header().Set(hxRetarget, "#flash")

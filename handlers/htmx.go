@@ -37,3 +37,28 @@ func triggerStepUp(w http.ResponseWriter, need stepUpNeeded) {
 	b, _ := json.Marshal(map[string]stepUpDetail{eventStepUp: need.detail()})
 	w.Header().Set(hxTrigger, string(b))
 }
+
+// redirect sends the browser to url after a POST: HX-Redirect for htmx, 303 otherwise.
+func redirect(w http.ResponseWriter, r *http.Request, url string) {
+	if isHTMX(r) {
+		w.Header().Set(hxRedirect, url)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, url, http.StatusSeeOther)
+}
+
+// swapOrRedirect answers a change made from a page: htmx gets the partial, rendered from what
+// data builds (only then), and any other browser a 303 back to page.
+func (s *server) swapOrRedirect(w http.ResponseWriter, r *http.Request, page, partial string, data func() (any, error)) error {
+	if !isHTMX(r) {
+		http.Redirect(w, r, page, http.StatusSeeOther)
+		return nil
+	}
+	v, err := data()
+	if err != nil {
+		return err
+	}
+	s.renderPartial(w, r, http.StatusOK, partial, v)
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"golang.org/x/time/rate"
 
 	"maven/app/allowlist"
 	"maven/app/approval"
@@ -152,59 +153,59 @@ func Routes(d Deps) (http.Handler, error) {
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	if d.Voice != nil {
-		r.Post("/voice", voicePost(d.Voice, d.VoiceTokens, newRateLimiter(voiceRate, voiceBurst, time.Now)))
+		r.Post("/voice", s.handle(voicePost(d.Voice, d.VoiceTokens, rate.NewLimiter(voiceRate, voiceBurst), s.now)))
 	}
 
 	r.Group(func(r chi.Router) {
 		// Session: cross-origin POSTs are refused before the session is even loaded.
 		r.Use(crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
-		r.NotFound(s.notFound)
-		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errMethod) })
+		r.NotFound(s.handle(s.notFound))
+		r.MethodNotAllowed(s.handle(func(http.ResponseWriter, *http.Request) error { return errMethod }))
 
 		// Reachable while locked: unlocking (which also signs the owner in), registering a
 		// passkey through a setup link (how a lost passkey is replaced), signing out, locking.
-		r.Get("/unlock", s.unlockPage)
-		r.Post("/unlock/begin", s.unlockBeginPost)
-		r.Post("/unlock/finish", s.unlockFinishPost)
-		r.Post("/unlock/recovery", s.unlockRecoveryPost)
-		r.Get("/setup", s.setupPage)
-		r.Post("/setup/begin", s.setupBeginPost)
-		r.Post("/setup/finish", s.setupFinishPost)
-		r.Post("/logout", s.logoutPost)
-		r.With(s.requireOwner(false)).Post("/lock", s.lockPost)
+		r.Get("/unlock", s.handle(s.unlockPage))
+		r.Post("/unlock/begin", s.handle(s.unlockBeginPost))
+		r.Post("/unlock/finish", s.handle(s.unlockFinishPost))
+		r.Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
+		r.Get("/setup", s.handle(s.setupPage))
+		r.Post("/setup/begin", s.handle(s.setupBeginPost))
+		r.Post("/setup/finish", s.handle(s.setupFinishPost))
+		r.Post("/logout", s.handle(s.logoutPost))
+		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
 
 		// Everything else waits for the unlock (DESIGN.md rule 19).
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireUnlocked)
-			r.Get("/", s.home)
-			r.Get("/login", s.loginPage)
-			r.Post("/login/begin", s.loginBeginPost)
-			r.Post("/login/finish", s.loginFinishPost)
+			r.Get("/", s.handle(s.home))
+			r.Get("/login", s.handle(s.loginPage))
+			r.Post("/login/begin", s.handle(s.loginBeginPost))
+			r.Post("/login/finish", s.handle(s.loginFinishPost))
 
 			// Signed in; polling does not count as activity.
-			r.With(s.requireOwner(true)).Get("/tools/servers", s.serversCardGet)
+			r.With(s.requireOwner(true)).Get("/tools/servers", s.handle(s.serversCardGet))
 
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireOwner(false))
-				r.Get("/tools", s.toolsPage)
-				r.Post("/tools/{id}/disable", s.toolDisablePost)
-				r.Post("/step-up/begin", s.stepUpBeginPost)
-				r.Post("/step-up/finish", s.stepUpFinishPost)
-				r.Get("/passkeys", s.passkeysPage)
-				r.Post("/passkeys/add/finish", s.passkeyAddFinishPost)
-				r.Post("/passkeys/{id}/rename", s.passkeyRenamePost)
-				r.Post("/passkeys/{id}/enroll/begin", s.enrollBeginPost)
-				r.Post("/passkeys/enroll/finish", s.enrollFinishPost)
-				r.Get("/secrets", s.secretsPage)
-				r.Post("/secrets/delete", s.secretDeletePost)
+				r.Get("/tools", s.handle(s.toolsPage))
+				r.Post("/tools/{id}/disable", s.handle(s.toolDisablePost))
+				r.Post("/step-up/begin", s.handle(s.stepUpBeginPost))
+				r.Post("/step-up/finish", s.handle(s.stepUpFinishPost))
+				r.Get("/passkeys", s.handle(s.passkeysPage))
+				r.Post("/passkeys/add/finish", s.handle(s.passkeyAddFinishPost))
+				r.Post("/passkeys/{id}/rename", s.handle(s.passkeyRenamePost))
+				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
+				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
+				r.Get("/secrets", s.handle(s.secretsPage))
+				r.Post("/secrets/delete", s.handle(s.secretDeletePost))
 
 				// Step-up: the handler runs only with a fresh grant for this very action.
-				r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.toolEnablePost)
-				r.With(s.requireStepUp(auth.ActionAddServer)).Post("/servers/commands/{id}/approve", s.serverCommandApprovePost)
-				r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.passkeyAddBeginPost)
-				r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.passkeyRemovePost)
-				r.With(s.requireStepUp(auth.ActionSetSecret)).Post("/secrets", s.secretSetPost)
-				r.With(s.requireStepUp(auth.ActionRotateRecovery)).Post("/secrets/recovery", s.recoveryRotatePost)
+				r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
+				r.With(s.requireStepUp(auth.ActionAddServer)).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
+				r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
+				r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
+				r.With(s.requireStepUp(auth.ActionSetSecret)).Post("/secrets", s.handle(s.secretSetPost))
+				r.With(s.requireStepUp(auth.ActionRotateRecovery)).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 			})
 		})
 	})
@@ -212,24 +213,25 @@ func Routes(d Deps) (http.Handler, error) {
 }
 
 // home sends the browser where it belongs.
-func (s *server) home(w http.ResponseWriter, r *http.Request) {
+func (s *server) home(w http.ResponseWriter, r *http.Request) error {
 	if s.signedIn(r) {
 		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
+		return nil
 	}
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	return nil
 }
 
 // notFound sends the browser to /unlock while locked and a signed-out browser to /login, like
 // every other page, and tells a signed-in owner the page does not exist.
-func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) error {
 	if s.vault.Locked() {
 		s.toUnlock(w, r)
-		return
+		return nil
 	}
 	if !s.signedIn(r) {
 		s.toLogin(w, r)
-		return
+		return nil
 	}
-	s.fail(w, r, errNoPage)
+	return errNoPage
 }

@@ -1,33 +1,33 @@
 package handlers
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
+
+	"github.com/go-webauthn/webauthn/protocol"
 
 	"maven/app/auth"
 )
 
 // stepUpBeginPost begins a step-up for the action and target maven.js names (the ones the 403
 // that asked for it named). The prompt tells the owner what the passkey gesture will allow.
-func (s *server) stepUpBeginPost(w http.ResponseWriter, r *http.Request) {
+func (s *server) stepUpBeginPost(w http.ResponseWriter, r *http.Request) error {
 	var body stepUpDetail
 	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	prompt, err := s.stepUpPrompt(r, body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	assertion, err := s.auth.BeginStepUp(ctx, ownerFrom(ctx).sid, origin(r), body.Action, body.ID)
+	opts, err := s.auth.BeginStepUp(ctx, ownerFrom(ctx).sid, origin(r), body.Action, body.ID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"options": assertion, "prompt": prompt})
+	writeJSON(w, http.StatusOK, ceremonyStart{Options: opts, Prompt: prompt})
+	return nil
 }
 
 // stepUpPrompt says what a step-up is for, naming the tool or passkey, and fails for a target
@@ -67,22 +67,18 @@ func (s *server) stepUpPrompt(r *http.Request, d stepUpDetail) (string, error) {
 
 // stepUpFinishPost verifies the step-up. The session then holds a grant for exactly the action
 // and target it was begun for, and gets a new token.
-func (s *server) stepUpFinishPost(w http.ResponseWriter, r *http.Request) {
-	var body finishBody
-	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) stepUpFinishPost(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	resp, perr := parseAssertion(body.Credential)
-	action, target, err := s.auth.FinishStepUp(ctx, ownerFrom(ctx).sid, resp)
+	d, err := finishAssertion(w, r, ownerFrom(ctx).sid, func(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (stepUpDetail, error) {
+		action, target, err := s.auth.FinishStepUp(ctx, sid, resp)
+		return stepUpDetail{Action: action, ID: target}, err
+	})
 	if err != nil {
-		s.fail(w, r, errors.Join(err, perr))
-		return
+		return err
 	}
 	if err := s.sessions.RenewToken(ctx); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "action": action, "id": target})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "action": d.Action, "id": d.ID})
+	return nil
 }

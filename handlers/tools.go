@@ -43,7 +43,7 @@ func stateLabel(st allowlist.State) string {
 
 // toolsPage is GET /tools: the whole page, or only the list when the search box or the pager
 // asks (htmx).
-func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) {
+func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) error {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if len(q) > maxQueryLen {
 		q = q[:maxQueryLen]
@@ -51,21 +51,20 @@ func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) {
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	list, err := s.toolList(r, q, page)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if isPartial(r) {
 		s.renderPartial(w, r, http.StatusOK, views.PartialToolList, list)
-		return
+		return nil
 	}
 	servers, err := s.serversCard(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.renderPage(w, r, http.StatusOK, views.PageTools, views.ToolsPage{
 		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: servers,
 	})
+	return nil
 }
 
 // toolList builds one page of the rows matching q, grouped by state, with the counts.
@@ -233,43 +232,37 @@ func text(s string) views.Text {
 
 // toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly
 // this row; without it this handler never runs.
-func (s *server) toolEnablePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) toolEnablePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	t, err := s.tools.EnableTool(r.Context(), id, proofFrom(r.Context()))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.toolChanged(w, r, t)
+	return s.toolChanged(w, r, t)
 }
 
 // toolDisablePost disables a row. Disabling only narrows what can run: no step-up.
-func (s *server) toolDisablePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) toolDisablePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	t, err := s.tools.DisableTool(r.Context(), id, "owner")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.toolChanged(w, r, t)
+	return s.toolChanged(w, r, t)
 }
 
 // toolChanged answers an action on a row: the row alone for htmx, back to the list otherwise.
-func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist.Tool) {
-	if !isHTMX(r) {
-		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
+// The row is swapped at once; the list then reloads itself so the row moves to its new group
+// and the counts follow.
+func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist.Tool) error {
+	if isHTMX(r) {
+		w.Header().Set(hxTrigger, `{"`+eventToolsChanged+`":{"target":"#tool-list"}}`)
 	}
-	// The row is swapped at once; the list then reloads itself so the row moves to its new group
-	// and the counts follow.
-	w.Header().Set(hxTrigger, `{"`+eventToolsChanged+`":{"target":"#tool-list"}}`)
-	s.renderPartial(w, r, http.StatusOK, views.PartialToolRow, s.toolRow(t))
+	return s.swapOrRedirect(w, r, "/tools", views.PartialToolRow, func() (any, error) { return s.toolRow(t), nil })
 }
