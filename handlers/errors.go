@@ -33,26 +33,15 @@ type apiError struct {
 
 func (e apiError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.msg) }
 
-// stepUpNeeded is the error of an action that needs a fresh step-up for action on target.
-type stepUpNeeded struct {
-	action auth.Action
-	target int64
-}
+// stepUpNeeded is the error of an action that needs a fresh step-up approving exactly approval.
+type stepUpNeeded struct{ approval auth.Approval }
 
 func (e stepUpNeeded) Error() string {
-	return fmt.Sprintf("step-up required for %s %d", e.action, e.target)
+	return fmt.Sprintf("step-up required for %s %v", e.approval.Action, e.approval.Items)
 }
 
 // Is makes a stepUpNeeded match auth.ErrStepUpRequired.
 func (e stepUpNeeded) Is(target error) bool { return target == auth.ErrStepUpRequired }
-
-// stepUpDetail is how a needed step-up is described to maven.js.
-type stepUpDetail struct {
-	Action auth.Action `json:"action"`
-	ID     int64       `json:"id"`
-}
-
-func (e stepUpNeeded) detail() stepUpDetail { return stepUpDetail{Action: e.action, ID: e.target} }
 
 // problem is how one error is answered: a status, a message fit for the owner, and how loudly to
 // log the error behind it.
@@ -94,6 +83,8 @@ func classify(err error) problem {
 		return problem{http.StatusForbidden, "This needs a fresh confirmation with your passkey.", info}
 	case errors.Is(err, errCrossOrigin):
 		return problem{http.StatusForbidden, "This request came from another site and was refused.", warn}
+	case errors.Is(err, allowlist.ErrShapeChanged):
+		return problem{http.StatusConflict, "This tool changed since the page showed it, so nothing was enabled. Reload the page to see what it declares now.", info}
 	case errors.Is(err, allowlist.ErrNotFound):
 		return problem{http.StatusNotFound, "That tool does not exist.", info}
 	case errors.Is(err, approval.ErrNotFound):
@@ -173,7 +164,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		triggerStepUp(w, need)
 		if wantsJSON(r) || isHTMX(r) {
 			w.Header().Set(hxReswap, "none")
-			writeJSON(w, p.status, map[string]any{"error": p.msg, "step_up": need.detail()})
+			writeJSON(w, p.status, map[string]any{"error": p.msg, "step_up": need.approval})
 			return
 		}
 	}

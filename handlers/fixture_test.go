@@ -333,10 +333,7 @@ type beginAnswer struct {
 	Options json.RawMessage `json:"options"`
 	Prompt  string          `json:"prompt"`
 	Error   string          `json:"error"`
-	StepUp  *struct {
-		Action string `json:"action"`
-		ID     int64  `json:"id"`
-	} `json:"step_up"`
+	StepUp  *auth.Approval  `json:"step_up"`
 }
 
 type finishAnswer struct {
@@ -386,12 +383,12 @@ func (b *browser) login(a *authtest.Authenticator) *httptest.ResponseRecorder {
 	return b.postJSON("/login/finish", map[string]any{"credential": json.RawMessage(cred)}, nil)
 }
 
-// stepUp runs a step-up ceremony for action on id with a and returns the finish request's body
+// stepUp runs a step-up ceremony for approval with a and returns the finish request's body
 // (for replays) and response.
-func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64) ([]byte, *httptest.ResponseRecorder) {
+func (b *browser) stepUp(a *authtest.Authenticator, approval auth.Approval) ([]byte, *httptest.ResponseRecorder) {
 	t := b.f.t
 	t.Helper()
-	cred, err := a.Get(b.beginStepUp(action, id).Options)
+	cred, err := a.Get(b.beginStepUp(approval).Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,18 +398,23 @@ func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64
 	})
 }
 
-// beginStepUp begins a step-up for action on id and returns the assertion options.
-func (b *browser) beginStepUp(action auth.Action, id int64) beginAnswer {
+// beginStepUp begins a step-up for approval and returns the assertion options.
+func (b *browser) beginStepUp(approval auth.Approval) beginAnswer {
 	t := b.f.t
 	t.Helper()
 	var begin beginAnswer
-	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", map[string]any{"action": action, "id": id}, &begin))
+	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", approval, &begin))
 	return begin
 }
 
-// enable clicks Enable on a row as htmx does.
-func (b *browser) enable(id int64) *httptest.ResponseRecorder {
-	return b.htmx(http.MethodPost, "/tools/"+itoa(id)+"/enable", url.Values{})
+// enableOf is the approval of enabling tool as a page showing it now would ask for it.
+func enableOf(tool allowlist.Tool) auth.Approval {
+	return auth.One(auth.ActionEnableTool, tool.ID, tool.ApprovalDigest())
+}
+
+// enable clicks Enable on a row as htmx does, from a page that showed tool.
+func (b *browser) enable(tool allowlist.Tool) *httptest.ResponseRecorder {
+	return b.htmx(http.MethodPost, "/tools/"+itoa(tool.ID)+"/enable", url.Values{"fingerprint": {tool.ApprovalDigest()}})
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }

@@ -3,6 +3,8 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
+
+	"maven/app/auth"
 )
 
 // The htmx request and response headers Maven uses (https://htmx.org/reference/#headers).
@@ -31,10 +33,11 @@ func isPartial(r *http.Request) bool {
 	return isHTMX(r) && r.Header.Get(hxBoosted) != "true" && r.Header.Get(hxHistoryRestore) != "true"
 }
 
-// triggerStepUp sets the HX-Trigger header that raises eventStepUp with what to step up for.
-// The detail deliberately has no "target" key: htmx reads one as the element to fire on.
+// triggerStepUp sets the HX-Trigger header that raises eventStepUp with what to step up for:
+// the approval, which maven.js posts to /step-up/begin as it is. Its JSON deliberately has no
+// "target" key: htmx reads one as the element to fire on.
 func triggerStepUp(w http.ResponseWriter, need stepUpNeeded) {
-	b, _ := json.Marshal(map[string]stepUpDetail{eventStepUp: need.detail()})
+	b, _ := json.Marshal(map[string]auth.Approval{eventStepUp: need.approval})
 	w.Header().Set(hxTrigger, string(b))
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -144,23 +145,58 @@ func sendTo(w http.ResponseWriter, r *http.Request, url string, status int, msg 
 	}
 }
 
-// requireStepUp spends the session's step-up grant for action on the route's {id} (0 when the
-// route has none) and hands the proof to the handler. Without a fresh grant the answer is 403
-// with the HX-Trigger that makes maven.js ask for the passkey, and nothing runs.
-func (s *server) requireStepUp(action auth.Action) func(http.Handler) http.Handler {
+// approvalOf reads off a request what a step-up must approve for it.
+type approvalOf func(w http.ResponseWriter, r *http.Request) (auth.Approval, error)
+
+// onRoute approves action on the route's {id} (0 when the route has none): for actions on
+// something whose shape cannot change under the owner (a passkey, a command line, whose digest
+// is its id, a secret).
+func onRoute(action auth.Action) approvalOf {
+	return func(_ http.ResponseWriter, r *http.Request) (auth.Approval, error) {
+		var target int64
+		if chi.URLParam(r, "id") != "" {
+			id, err := idParam(r)
+			if err != nil {
+				return auth.Approval{}, err
+			}
+			target = id
+		}
+		return auth.One(action, target, ""), nil
+	}
+}
+
+// asShown approves action on the route's {id} as the owner's page showed it: the form field
+// "fingerprint" is the row's data-fingerprint when the page rendered it.
+func asShown(action auth.Action) approvalOf {
+	return func(w http.ResponseWriter, r *http.Request) (auth.Approval, error) {
+		id, err := idParam(r)
+		if err != nil {
+			return auth.Approval{}, err
+		}
+		if err := readForm(w, r, maxJSONBody); err != nil {
+			return auth.Approval{}, err
+		}
+		return auth.One(action, id, r.PostForm.Get("fingerprint")), nil
+	}
+}
+
+// requireStepUp spends the session's step-up grant for exactly the approval approve reads off
+// the request and hands the proof to the handler. Without a fresh grant the answer is 403 with
+// the HX-Trigger that makes maven.js ask for the passkey (naming the approval), and nothing
+// runs.
+func (s *server) requireStepUp(approve approvalOf) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-			var target int64
-			if chi.URLParam(r, "id") != "" {
-				id, err := idParam(r)
-				if err != nil {
-					return err
-				}
-				target = id
-			}
-			proof, err := s.auth.Redeem(ownerFrom(r.Context()).sid, action, target)
+			approval, err := approve(w, r)
 			if err != nil {
-				return stepUpNeeded{action: action, target: target}
+				return err
+			}
+			if err := approval.Validate(); err != nil {
+				return fmt.Errorf("%w: %w", errBadRequest, err)
+			}
+			proof, err := s.auth.Redeem(ownerFrom(r.Context()).sid, approval)
+			if err != nil {
+				return stepUpNeeded{approval}
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proofKey{}, proof)))
 			return nil

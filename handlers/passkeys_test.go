@@ -20,7 +20,7 @@ func (b *browser) addPasskey(current, added *authtest.Authenticator, name string
 	if r := b.postJSON("/passkeys/add/begin", map[string]any{}, &first); r.Code != http.StatusForbidden || first.StepUp == nil || first.StepUp.Action != "add_passkey" {
 		t.Fatalf("add begin without step-up: %d %+v", r.Code, first)
 	}
-	_, r := b.stepUp(current, auth.ActionAddPasskey, 0)
+	_, r := b.stepUp(current, auth.One(auth.ActionAddPasskey, 0, ""))
 	mustOK(t, "step-up", r)
 	var begin beginAnswer
 	mustOK(t, "add begin", b.postJSON("/passkeys/add/begin", map[string]any{}, &begin))
@@ -68,10 +68,10 @@ func TestPasskeysListAddRenameRemove(t *testing.T) {
 	if r.Code != http.StatusForbidden {
 		t.Fatalf("remove without step-up: %d", r.Code)
 	}
-	if action, id := stepUpTrigger(t, r.Header()); action != "remove_passkey" || id != 2 {
-		t.Fatalf("trigger %s %d", action, id)
+	if got := stepUpTrigger(t, r.Header()); !got.Same(auth.One(auth.ActionRemovePasskey, 2, "")) {
+		t.Fatalf("trigger %+v", got)
 	}
-	_, sr := b.stepUp(laptop, auth.ActionRemovePasskey, 2)
+	_, sr := b.stepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
 	mustOK(t, "step-up", sr)
 	r = b.htmx(http.MethodPost, "/passkeys/2/remove", url.Values{})
 	if r.Code != http.StatusOK || strings.Contains(r.Body.String(), "Old phone") {
@@ -94,7 +94,7 @@ func TestLastPasskeyIsNeverRemoved(t *testing.T) {
 	f := newFixture(t)
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
-	_, r := b.stepUp(a, auth.ActionRemovePasskey, 1)
+	_, r := b.stepUp(a, auth.One(auth.ActionRemovePasskey, 1, ""))
 	mustOK(t, "step-up", r)
 	r = b.htmx(http.MethodPost, "/passkeys/1/remove", url.Values{})
 	if r.Code != http.StatusConflict || !strings.Contains(r.Body.String(), "only passkey") || r.Header().Get("HX-Retarget") != "#flash" {
@@ -113,7 +113,7 @@ func TestRemovingTheSessionsPasskeySignsOut(t *testing.T) {
 	other := f.browser()
 	mustOK(t, "login with phone", other.login(phone))
 
-	_, r := b.stepUp(laptop, auth.ActionRemovePasskey, 2)
+	_, r := b.stepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
 	mustOK(t, "step-up", r)
 	mustOK(t, "remove phone", b.htmx(http.MethodPost, "/passkeys/2/remove", url.Values{}))
 	if r := other.get("/tools"); r.Code != http.StatusSeeOther {
@@ -125,7 +125,7 @@ func TestAddPasskeyExcludesRegisteredOnes(t *testing.T) {
 	f := newFixture(t)
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
-	_, r := b.stepUp(a, auth.ActionAddPasskey, 0)
+	_, r := b.stepUp(a, auth.One(auth.ActionAddPasskey, 0, ""))
 	mustOK(t, "step-up", r)
 	var begin beginAnswer
 	mustOK(t, "begin", b.postJSON("/passkeys/add/begin", map[string]any{}, &begin))

@@ -30,7 +30,12 @@ type Tools interface {
 	Get(ctx context.Context, id int64) (allowlist.Tool, error)
 	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
 	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
+	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
+	// the proof says the owner was shown.
 	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
+	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
+	// its audit trail does not say).
+	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
 	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
 }
 
@@ -199,13 +204,15 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Get("/secrets", s.handle(s.secretsPage))
 				r.Post("/secrets/delete", s.handle(s.secretDeletePost))
 
-				// Step-up: the handler runs only with a fresh grant for this very action.
-				r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
-				r.With(s.requireStepUp(auth.ActionAddServer)).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
-				r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
-				r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
-				r.With(s.requireStepUp(auth.ActionSetSecret)).Post("/secrets", s.handle(s.secretSetPost))
-				r.With(s.requireStepUp(auth.ActionRotateRecovery)).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
+				// Step-up: the handler runs only with a fresh grant for this very action. A row is
+				// approved as the page showed it; one that changed since is shown again, with
+				// what changed, before any passkey prompt.
+				r.With(s.toolAsShown, s.requireStepUp(asShown(auth.ActionEnableTool))).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
+				r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
+				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 			})
 		})
 	})

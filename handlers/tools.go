@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -126,7 +127,7 @@ func toolsURL(q string, page int) string {
 // out and flagged (DESIGN.md rule 25).
 func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	row := views.ToolRow{
-		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State),
+		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State), Fingerprint: t.ApprovalDigest(),
 		StateLabel: stateLabel(t.State), Destructive: t.Destructive, ReadOnly: t.ReadOnly,
 		Description: text(t.Description), Provenance: text(t.Provenance),
 		CanEnable:  allowlist.CanTransition(t.State, allowlist.StateEnabled),
@@ -160,7 +161,12 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	// The diff matters while the owner has yet to approve the new shape; once enabled, it is
 	// what they approved.
 	if t.PreviousDeclared != "" && t.State != allowlist.StateEnabled && t.State != allowlist.StateWithdrawn {
-		row.Diff = declaredDiff(t.PreviousDeclared, t.Declared)
+		row.Diff, row.DiffTitle = declaredDiff(t.PreviousDeclared, t.Declared), "Changed since you approved it"
+	}
+	if row.CanEnable {
+		// The Enable button sends the fingerprint of what the owner is looking at.
+		vals, _ := json.Marshal(map[string]string{"fingerprint": row.Fingerprint})
+		row.EnableVals = string(vals)
 	}
 	return row
 }
@@ -230,18 +236,74 @@ func text(s string) views.Text {
 	return out
 }
 
+// toolAsShown answers an Enable whose row no longer has the shape its page showed (the form's
+// fingerprint) with the row as it is now and what changed, before the passkey is asked for.
+// EnableTool checks again, in its transaction: this only spares the owner a gesture.
+func (s *server) toolAsShown(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := idParam(r)
+		if err != nil {
+			return err
+		}
+		if err := readForm(w, r, maxJSONBody); err != nil {
+			return err
+		}
+		shown := r.PostForm.Get("fingerprint")
+		if shown == "" {
+			return fmt.Errorf("%w: enable without the fingerprint shown", errBadRequest)
+		}
+		t, err := s.tools.Get(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		var changed *allowlist.ShapeChangedError
+		if err := allowlist.CheckShown(t, shown); errors.As(err, &changed) {
+			return s.toolChangedSinceShown(w, r, changed)
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
 // toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly
-// this row; without it this handler never runs.
+// this row as the page showed it; without it this handler never runs.
 func (s *server) toolEnablePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
 		return err
 	}
 	t, err := s.tools.EnableTool(r.Context(), id, proofFrom(r.Context()))
-	if err != nil {
+	var changed *allowlist.ShapeChangedError
+	switch {
+	case errors.As(err, &changed):
+		return s.toolChangedSinceShown(w, r, changed)
+	case err != nil:
 		return err
 	}
 	return s.toolChanged(w, r, t)
+}
+
+// toolChangedSinceShown refuses an approval of a row that changed since its page showed it: 409
+// with the row as it is now and, field by field, what changed since that page. Nothing was
+// changed. A browser without htmx gets the error page, which says to reload.
+func (s *server) toolChangedSinceShown(w http.ResponseWriter, r *http.Request, changed *allowlist.ShapeChangedError) error {
+	if !isHTMX(r) {
+		return changed
+	}
+	row := s.toolRow(changed.Tool)
+	row.Diff, row.DiffTitle = nil, "Changed since this page showed it: nothing was enabled"
+	seen, err := s.tools.DeclaredWhen(r.Context(), changed.Tool.ID, changed.Shown)
+	if err != nil {
+		return err
+	}
+	if seen != "" {
+		row.Diff = declaredDiff(seen, changed.Tool.Declared)
+	}
+	row.ChangedSinceShown = true
+	s.log.Info("approval refused: the tool changed since it was shown", "tool", changed.Tool.ID,
+		"shown", changed.Shown, "now", changed.Tool.ApprovalDigest())
+	s.renderPartial(w, r, http.StatusConflict, views.PartialToolRow, row)
+	return nil
 }
 
 // toolDisablePost disables a row. Disabling only narrows what can run: no step-up.

@@ -86,7 +86,9 @@ func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created 
 	return t, created, err
 }
 
-// EnableTool enables one row; proof must be a step-up for enabling exactly this row.
+// EnableTool enables one row. proof must be a step-up for enabling this row, and the row must
+// still be the shape the proof says the owner was shown (its ApprovalDigest), else a
+// *ShapeChangedError and nothing changes.
 func (s *Service) EnableTool(ctx context.Context, id int64, proof auth.StepUp) (t Tool, err error) {
 	err = s.Update(ctx, func(tx *Tx) error {
 		t, err = tx.Enable(ctx, id, proof)
@@ -242,13 +244,22 @@ func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 	})
 }
 
-// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row
-// can do it.
+// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row,
+// as the owner was shown it, can do it: a row redefined since is refused with a
+// *ShapeChangedError.
 func (tx *Tx) Enable(ctx context.Context, id int64, proof auth.StepUp) (Tool, error) {
-	if !proof.Permits(auth.ActionEnableTool, id) {
+	shown, ok := proof.Shown(auth.ActionEnableTool, id)
+	if !ok {
 		return Tool{}, fmt.Errorf("enable tool %d: %w", id, auth.ErrStepUpRequired)
 	}
-	t, err := tx.transition(ctx, id, StateEnabled)
+	t, err := tx.st.GetTool(ctx, id)
+	if err != nil {
+		return Tool{}, err
+	}
+	if err := CheckShown(t, shown); err != nil {
+		return Tool{}, err
+	}
+	t, err = tx.transition(ctx, id, StateEnabled)
 	if err != nil {
 		return Tool{}, err
 	}
@@ -281,6 +292,9 @@ func (tx *Tx) Withdraw(ctx context.Context, id int64, actor, reason string) (Too
 	t.State, t.Provenance = StateWithdrawn, reason
 	return t, tx.save(ctx, &t, old, actor, "withdrawn", map[string]any{"reason": reason})
 }
+
+// actionRedefined is the audit action of Redeclare.
+const actionRedefined = "redefined"
 
 // Redeclaration is a new declared shape for an existing MCP row.
 type Redeclaration struct {
@@ -317,9 +331,10 @@ func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, e
 	t.Fingerprint, t.Declared = r.Fingerprint, r.Declared
 	t.Description, t.InputSchema = r.Description, schemaOrEmpty(r.InputSchema)
 	t.ChangedFields, t.Provenance = slices.Clone(r.ChangedFields), r.Provenance
-	return t, tx.save(ctx, &t, old, "discovery", "redefined", map[string]any{
+	// The previous shape is kept in the trail, so a page that showed it can show what changed.
+	return t, tx.save(ctx, &t, old, "discovery", actionRedefined, map[string]any{
 		"changed": r.ChangedFields, "fingerprint": r.Fingerprint, "previous_fingerprint": old.Fingerprint,
-		"destructive_raised": t.Destructive && !old.Destructive,
+		"previous_declared": old.Declared, "destructive_raised": t.Destructive && !old.Destructive,
 	})
 }
 

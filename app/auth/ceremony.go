@@ -34,23 +34,21 @@ type pendingKey struct {
 // ceremony is a begun ceremony: the go-webauthn SessionData, never sent to the browser, and
 // what the ceremony was begun for.
 type ceremony struct {
-	data    webauthn.SessionData
-	expires time.Time
-	purpose registrationPurpose // registrations only
-	action  Action              // step-ups only
-	target  int64               // step-ups only
+	data     webauthn.SessionData
+	expires  time.Time
+	purpose  registrationPurpose // registrations only
+	approval Approval            // step-ups only
 	// prfInputs are the PRF inputs a PRF assertion asked for, by base64url credential ID. They
 	// are not secret (the vault stores them in the clear), only needed again at finish.
 	prfInputs map[string][]byte
 }
 
-// grant is what a verified step-up leaves behind for its session: permission for one action on
-// one target until at+window.
+// grant is what a verified step-up leaves behind for its session: permission for exactly one
+// Approval until at+window.
 type grant struct {
-	action Action
-	target int64
-	owner  string
-	at     time.Time
+	approval Approval
+	owner    string
+	at       time.Time
 }
 
 // putPending stores c for the session, replacing a ceremony of the same kind. When the table is
@@ -99,13 +97,13 @@ func (s *Service) takePending(sid string, kind ceremonyKind) (ceremony, error) {
 }
 
 // addGrant records a verified step-up for the session, replacing an older grant for the same
-// action and target.
+// approval.
 func (s *Service) addGrant(sid string, g grant) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := s.grants[sid][:0]
 	for _, old := range s.grants[sid] {
-		if old.action != g.action || old.target != g.target {
+		if !old.approval.Same(g.approval) {
 			kept = append(kept, old)
 		}
 	}
@@ -118,31 +116,18 @@ func (s *Service) fresh(g grant, now time.Time) bool {
 	return !now.Before(g.at) && now.Sub(g.at) < s.cfg.StepUpWindow
 }
 
-// HasStepUp reports whether the session holds a fresh grant for action on target, without
-// spending it. Pages use it to say whether a button will ask for the passkey.
-func (s *Service) HasStepUp(sid string, action Action, target int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for _, g := range s.grants[sid] {
-		if g.action == action && g.target == target && s.fresh(g, now) {
-			return true
-		}
-	}
-	return false
-}
-
-// Redeem spends the session's grant for action on target and returns the proof the action
-// needs. It fails with ErrStepUpRequired if there is none, or it is older than the step-up
-// window (measured from the assertion, never extended). A grant is spent once: the next action
-// asks for the passkey again.
-func (s *Service) Redeem(sid string, action Action, target int64) (StepUp, error) {
+// Redeem spends the session's grant for exactly approval (the same action on the same items,
+// each shown with the same digest) and returns the proof the action needs. It fails with
+// ErrStepUpRequired if there is none, or it is older than the step-up window (measured from the
+// assertion, never extended). A grant is spent once: the next action asks for the passkey
+// again. Minting a StepUp happens here and nowhere else.
+func (s *Service) Redeem(sid string, approval Approval) (StepUp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	gs := s.grants[sid]
 	for i, g := range gs {
-		if g.action != action || g.target != target {
+		if !g.approval.Same(approval) {
 			continue
 		}
 		s.grants[sid] = append(gs[:i:i], gs[i+1:]...)
@@ -152,7 +137,7 @@ func (s *Service) Redeem(sid string, action Action, target int64) (StepUp, error
 		if !s.fresh(g, now) {
 			return StepUp{}, ErrStepUpRequired
 		}
-		return mint(g.action, g.target, g.owner, g.at), nil
+		return StepUp{approval: g.approval.canonical(), owner: g.owner, at: g.at}, nil
 	}
 	return StepUp{}, ErrStepUpRequired
 }

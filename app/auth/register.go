@@ -29,7 +29,7 @@ func (s *Service) BeginSetup(ctx context.Context, sid, origin, token string) (*p
 // BeginAddPasskey begins registering another passkey for the signed-in owner; proof must be a
 // step-up for ActionAddPasskey that the handler redeemed for this session.
 func (s *Service) BeginAddPasskey(ctx context.Context, sid, origin string, proof StepUp) (*protocol.CredentialCreation, error) {
-	if !proof.Permits(ActionAddPasskey, 0) {
+	if !proof.Approves(ActionAddPasskey, Item{}) {
 		return nil, ErrStepUpRequired
 	}
 	return s.beginRegistration(ctx, sid, origin, purposeAdd)

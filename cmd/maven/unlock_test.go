@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"maven/app/allowlist"
-	"maven/app/auth"
 	"maven/app/config"
 	"maven/app/mcp/mcptest"
 	"maven/app/vault"
@@ -207,9 +206,7 @@ func TestDaemonWithVaultBootsLockedAndSecretsWaitForUnlock(t *testing.T) {
 		return row.ID != 0
 	})
 	withAllowlist(t, data, func(svc *allowlist.Service) {
-		if _, err := svc.EnableTool(context.Background(), row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
-			t.Fatal(err)
-		}
+		enable(t, svc, row.ID)
 	})
 
 	// maven lock: locked, and the server's session ends.
