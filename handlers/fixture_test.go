@@ -398,6 +398,13 @@ func (b *browser) stepUp(a *authtest.Authenticator, approval auth.Approval) ([]b
 	})
 }
 
+// mustStepUp runs a step-up ceremony for approval with a and fails the test unless it succeeds.
+func (b *browser) mustStepUp(a *authtest.Authenticator, approval auth.Approval) {
+	b.f.t.Helper()
+	_, r := b.stepUp(a, approval)
+	mustOK(b.f.t, "step-up", r)
+}
+
 // beginStepUp begins a step-up for approval and returns the assertion options.
 func (b *browser) beginStepUp(approval auth.Approval) beginAnswer {
 	t := b.f.t

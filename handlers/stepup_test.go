@@ -313,8 +313,7 @@ func TestEnableRefusesARowRedefinedSinceShown(t *testing.T) {
 			b := f.signUp(a)
 			tool := f.proposeMCP("reports", "weekly", "Reads last week's report.", `{"type":"object"}`, true)
 			if reEnable {
-				_, r := b.stepUp(a, enableOf(tool))
-				mustOK(t, "step-up", r)
+				b.mustStepUp(a, enableOf(tool))
 				mustOK(t, "enable", b.enable(tool))
 			}
 			shown := f.redefine(tool, seen, true) // what the owner's page renders
@@ -322,12 +321,11 @@ func TestEnableRefusesARowRedefinedSinceShown(t *testing.T) {
 				t.Fatal("the row does not carry the fingerprint the page shows")
 			}
 			// The owner even stepped up for what they saw; then the server redefines it.
-			_, r := b.stepUp(a, enableOf(shown))
-			mustOK(t, "step-up", r)
+			b.mustStepUp(a, enableOf(shown))
 			now := f.redefine(shown, evil, false)
 			events := eventCount(t, f, tool.ID)
 
-			r = b.enable(shown)
+			r := b.enable(shown)
 			if r.Code != http.StatusConflict {
 				t.Fatalf("enable of the shape shown: %d %s, want 409", r.Code, r.Body.String())
 			}
@@ -352,8 +350,7 @@ func TestEnableRefusesARowRedefinedSinceShown(t *testing.T) {
 				t.Fatalf("enable of the new shape without its own step-up: %d", r.Code)
 			}
 			// The owner's normal path: step up for the shape now shown, and it is enabled.
-			_, r = b.stepUp(a, enableOf(now))
-			mustOK(t, "step-up for the new shape", r)
+			b.mustStepUp(a, enableOf(now))
 			mustOK(t, "enable the new shape", b.enable(now))
 			if got, _ := f.tools.Get(t.Context(), tool.ID); got.State != allowlist.StateEnabled || got.Fingerprint != now.Fingerprint {
 				t.Fatalf("after enabling the shape shown: %+v", got)
@@ -367,8 +364,7 @@ func TestLocalRowBindsToItsCommandLineAndName(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.propose("restart_router")
-	_, r := b.stepUp(a, enableOf(tool))
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, enableOf(tool))
 	// A config reload gives the same command another spoken name after the page showed it.
 	renamed, _, err := f.tools.ProposeTool(t.Context(), allowlist.Proposal{
 		Name: "reboot_everything", Cmd: tool.Cmd, Scope: allowlist.ScopeLocal,
@@ -390,11 +386,10 @@ func TestDisableNeedsNoStepUp(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.propose("restart_router")
-	_, r := b.stepUp(a, enableOf(tool))
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, enableOf(tool))
 	mustOK(t, "enable", b.enable(tool))
 
-	r = b.htmx(http.MethodPost, "/tools/"+itoa(tool.ID)+"/disable", url.Values{})
+	r := b.htmx(http.MethodPost, "/tools/"+itoa(tool.ID)+"/disable", url.Values{})
 	if r.Code != http.StatusOK || !strings.Contains(r.Body.String(), `data-state="disabled"`) {
 		t.Fatalf("disable: %d %s", r.Code, r.Body.String())
 	}
@@ -416,8 +411,7 @@ func TestCrossOriginPostIsRefused(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.propose("restart_router")
-	_, r := b.stepUp(a, enableOf(tool))
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, enableOf(tool))
 
 	evil := http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://evil.example"}, "Hx-Request": {"true"},
 		"Content-Type": {"application/x-www-form-urlencoded"}}
@@ -518,5 +512,58 @@ func TestCeremonyOriginMustBeConfigured(t *testing.T) {
 	})
 	if req.Code != http.StatusBadRequest {
 		t.Fatalf("begin from an unconfigured origin: %d %s", req.Code, req.Body.String())
+	}
+}
+
+// TestEveryStepUpRouteAsksForItsOwnApproval: each action that needs a step-up, asked for
+// without one, is refused with 403 and a trigger naming exactly what to approve; a step-up for
+// any other route's approval does not open it; nothing runs.
+func TestEveryStepUpRouteAsksForItsOwnApproval(t *testing.T) {
+	f := newFixture(t)
+	a, phone := authtest.New(testOrigin), authtest.New(testOrigin)
+	b := f.signUp(a)
+	b.addPasskey(a, phone, "Phone")
+	tool := f.propose("restart_router")
+	command := f.pendingCommand("notes", "notes-server")
+	f.servers.set(waiting("notes"))
+
+	routes := []struct {
+		path     string
+		form     url.Values
+		approval auth.Approval
+	}{
+		{"/tools/" + itoa(tool.ID) + "/enable", url.Values{"fingerprint": {tool.ApprovalDigest()}}, enableOf(tool)},
+		{"/servers/commands/" + itoa(command) + "/approve", url.Values{}, auth.One(auth.ActionAddServer, command, "")},
+		{"/passkeys/2/remove", url.Values{}, auth.One(auth.ActionRemovePasskey, 2, "")},
+		{"/passkeys/add/begin", nil, auth.One(auth.ActionAddPasskey, 0, "")},
+		{"/secrets", url.Values{"name": {"tok"}, "value": {"v"}}, auth.One(auth.ActionSetSecret, 0, "")},
+		{"/secrets/recovery", url.Values{}, auth.One(auth.ActionRotateRecovery, 0, "")},
+	}
+	for i, rt := range routes {
+		t.Run(rt.path, func(t *testing.T) {
+			// In a session of its own, a grant for the route before it opens nothing here.
+			b := f.browser()
+			mustOK(t, "login", b.login(a))
+			b.mustStepUp(a, routes[(i+len(routes)-1)%len(routes)].approval)
+			post := func(path string, form url.Values) *http.Response {
+				if form == nil {
+					return b.postJSON(path, map[string]any{}, nil).Result()
+				}
+				return b.htmx(http.MethodPost, path, form).Result()
+			}
+			res := post(rt.path, rt.form)
+			if res.StatusCode != http.StatusForbidden {
+				t.Fatalf("without its step-up: %d %v, want 403", res.StatusCode, res.Header)
+			}
+			if got := stepUpTrigger(t, res.Header); !got.Same(rt.approval) {
+				t.Fatalf("the refusal asks for %+v, want %+v", got, rt.approval)
+			}
+		})
+	}
+	if f.state(tool.ID) != allowlist.StateProposed || f.approved("notes") || len(f.waker.list()) != 0 {
+		t.Fatal("a refused step-up route changed something")
+	}
+	if ps, _ := f.auth.Passkeys(t.Context()); len(ps) != 2 {
+		t.Fatal("a passkey was removed")
 	}
 }

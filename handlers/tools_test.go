@@ -167,8 +167,7 @@ func TestRedefinedToolShowsFieldDiff(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.proposeMCP("vikunja", "list_tasks", "Lists tasks.", `{"type":"object"}`, true)
-	_, r := b.stepUp(a, enableOf(tool))
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, enableOf(tool))
 	mustOK(t, "enable", b.enable(tool))
 
 	changed := mcp.Declared{Name: "list_tasks", Description: "Lists tasks and deletes the done ones.",

@@ -427,8 +427,7 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 	if names, _ := vf.gate.SecretNames(t.Context()); len(names) != 0 {
 		t.Fatalf("set without step-up stored %v", names)
 	}
-	_, sr := b.stepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	r = b.htmx(http.MethodPost, "/secrets", form)
 	if r.Code != http.StatusOK || !strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) || strings.Contains(r.Body.String(), "tk-9f8e7d") {
 		t.Fatalf("set: %d\n%s", r.Code, r.Body.String())
@@ -441,8 +440,7 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 		t.Fatal("a secret value reached the log")
 	}
 	// Invalid names are refused with a message.
-	_, sr = b.stepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"no spaces"}, "value": {"x"}}); r.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("bad name: %d", r.Code)
 	}
@@ -451,8 +449,7 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 		t.Fatalf("delete: %d", r.Code)
 	}
 	// Locked: nothing can be set, whatever the session held.
-	_, sr = b.stepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	vf.gate.Lock()
 	if r := b.htmx(http.MethodPost, "/secrets", form); r.Code != http.StatusLocked {
 		t.Fatalf("set while locked: %d", r.Code)
@@ -466,8 +463,7 @@ func TestNewRecoveryCodeReplacesTheOldOne(t *testing.T) {
 	if r := b.htmx(http.MethodPost, "/secrets/recovery", nil); r.Code != http.StatusForbidden {
 		t.Fatalf("new code without step-up: %d", r.Code)
 	}
-	_, sr := b.stepUp(a, auth.One(auth.ActionRotateRecovery, 0, ""))
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionRotateRecovery, 0, ""))
 	r := b.htmx(http.MethodPost, "/secrets/recovery", nil)
 	if r.Code != http.StatusOK {
 		t.Fatalf("new code: %d", r.Code)
@@ -505,8 +501,7 @@ func TestRemovedPasskeyCannotUnlock(t *testing.T) {
 	if in, _ := vf.gate.PRFInputs(t.Context()); len(in) != 2 {
 		t.Fatalf("%d slots", len(in))
 	}
-	_, sr := b.stepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
 	if r := b.htmx(http.MethodPost, "/passkeys/2/remove", nil); r.Code != http.StatusOK {
 		t.Fatalf("remove: %d", r.Code)
 	}
