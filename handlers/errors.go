@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"maven/app/allowlist"
@@ -58,6 +59,7 @@ func classify(err error) problem {
 	var uf unlockFailure
 	var tooMany *vault.TooManyAttemptsError
 	var api apiError
+	var limited rateLimited
 	switch {
 	case errors.As(err, &api):
 		return problem{api.status, api.msg, info}
@@ -65,8 +67,11 @@ func classify(err error) problem {
 	case errors.As(err, &uf), errors.Is(err, vault.ErrUnlockFailed):
 		return problem{http.StatusBadRequest, msgUnlockFailed, warn}
 	case errors.As(err, &tooMany):
-		secs := (tooMany.RetryAfter + time.Second - 1) / time.Second
-		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", max(secs, 1)), warn}
+		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", seconds(tooMany.RetryAfter)), warn}
+	case errors.As(err, &limited):
+		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many attempts. Try again in %d seconds.", seconds(limited.wait)), warn}
+	case errors.Is(err, auth.ErrBusy):
+		return problem{http.StatusServiceUnavailable, "Maven is busy with other sign-ins. Try again in a minute.", warn}
 	case errors.Is(err, vault.ErrLocked):
 		return problem{http.StatusLocked, "Maven is locked. Unlock it first.", info}
 	case errors.Is(err, vault.ErrNoVault):
@@ -154,8 +159,8 @@ func (s *server) handle(h handlerFunc) http.HandlerFunc {
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := classify(err)
 	s.log.Log(r.Context(), p.level, "request failed", "method", r.Method, "path", r.URL.Path, "status", p.status, "err", err)
-	if tooMany := (*vault.TooManyAttemptsError)(nil); errors.As(err, &tooMany) {
-		setRetryAfter(w, tooMany)
+	if wait, ok := retryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 	}
 
 	var need stepUpNeeded
@@ -184,6 +189,26 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			Page: s.pageInfo(r, title, ""), Status: p.status, Message: p.msg,
 		})
 	}
+}
+
+// retryAfter says when a refused request may be tried again, if the refusal says.
+func retryAfter(err error) (time.Duration, bool) {
+	var tooMany *vault.TooManyAttemptsError
+	var limited rateLimited
+	switch {
+	case errors.As(err, &tooMany):
+		return tooMany.RetryAfter, true
+	case errors.As(err, &limited):
+		return limited.wait, true
+	case errors.Is(err, auth.ErrBusy):
+		return auth.DefaultCeremonyTimeout, true
+	}
+	return 0, false
+}
+
+// seconds is d in whole seconds, rounded up, at least 1.
+func seconds(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 // sessionError is the scs ErrorFunc: a session store failure is answered like any other error.

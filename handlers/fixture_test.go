@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -114,6 +117,51 @@ type fixture struct {
 	// commands are the real approvals of stdio command lines; waker the fake manager they wake.
 	commands *approval.Service
 	waker    *fakeWaker
+	devices  int // browsers made so far: each gets an address of its own
+	// srv, once listen has started it, carries every browser's requests over real HTTP.
+	srv *httptest.Server
+}
+
+// trustedProxy is the proxy the app believes about where a request comes from: over real HTTP
+// the tests connect from loopback and name the browser's address in X-Forwarded-For.
+var trustedProxy = netip.MustParsePrefix("127.0.0.0/8")
+
+// listen serves the app on a loopback port; from then on browsers talk to it over real HTTP.
+func (f *fixture) listen() *httptest.Server {
+	f.srv = httptest.NewServer(f.h)
+	f.t.Cleanup(f.srv.Close)
+	return f.srv
+}
+
+// roundTrip sends req (built for the recorder) to the listening app over real HTTP, naming its
+// RemoteAddr in X-Forwarded-For, and copies the answer into rec.
+func (f *fixture) roundTrip(rec *httptest.ResponseRecorder, req *http.Request) {
+	host, _, _ := net.SplitHostPort(req.RemoteAddr)
+	out, err := http.NewRequest(req.Method, f.srv.URL+req.URL.RequestURI(), req.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out.Host = req.Host
+	out.Header = req.Header.Clone()
+	out.Header.Set("X-Forwarded-For", host)
+	res, err := noRedirects.Do(out)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	for k, vs := range res.Header {
+		rec.Header()[k] = vs
+	}
+	rec.WriteHeader(res.StatusCode)
+	if _, err := io.Copy(rec, res.Body); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// noRedirects is an HTTP client that shows a redirect instead of following it.
+var noRedirects = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
 // vaultFixture is the name the unlock tests use for the same fixture.
@@ -195,6 +243,8 @@ func (f *fixture) boot() {
 		Assets:   mustAssets(t),
 		Origins:  []string{testOrigin},
 		Now:      f.clock.Now,
+		// Only the real-HTTP tests connect from loopback (see listen).
+		TrustedProxies: []netip.Prefix{trustedProxy},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -253,22 +303,27 @@ func (f *fixture) state(id int64) allowlist.State {
 	return t.State
 }
 
-// browser is one browser profile: a cookie jar, and what it claims about where it is.
+// browser is one browser profile on a device of its own: a cookie jar, an address, and what
+// it claims about where it is.
 type browser struct {
 	f       *fixture
 	cookies map[string]*http.Cookie
+	addr    string // RemoteAddr of its requests
 	// siteHeader is the Sec-Fetch-Site of unsafe requests; origin their Origin.
 	siteHeader, origin string
 }
 
 func (f *fixture) browser() *browser {
-	return &browser{f: f, cookies: map[string]*http.Cookie{}, siteHeader: "same-origin", origin: testOrigin}
+	f.devices++
+	return &browser{f: f, cookies: map[string]*http.Cookie{}, siteHeader: "same-origin", origin: testOrigin,
+		addr: fmt.Sprintf("198.51.100.%d:40000", f.devices%250+1)}
 }
 
 // do sends one request the way a same-origin page would, and keeps the cookies it gets.
 func (b *browser) do(method, path string, body io.Reader, header http.Header) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, "http://"+testHost+path, body)
 	req.Host = testHost
+	req.RemoteAddr = b.addr
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
@@ -284,7 +339,11 @@ func (b *browser) do(method, path string, body io.Reader, header http.Header) *h
 		req.AddCookie(c)
 	}
 	rec := httptest.NewRecorder()
-	b.f.h.ServeHTTP(rec, req)
+	if b.f.srv != nil {
+		b.f.roundTrip(rec, req)
+	} else {
+		b.f.h.ServeHTTP(rec, req)
+	}
 	for _, c := range rec.Result().Cookies() {
 		if c.MaxAge < 0 || c.Value == "" {
 			delete(b.cookies, c.Name)

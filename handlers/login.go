@@ -27,17 +27,17 @@ func (s *server) loginBeginPost(w http.ResponseWriter, r *http.Request) error {
 	if err := readEmpty(w, r); err != nil {
 		return err
 	}
-	opts, err := s.auth.BeginLogin(r.Context(), s.sessionID(r.Context()), origin(r))
+	opts, err := s.auth.BeginLogin(r.Context(), s.ceremonyID(w, r), origin(r))
 	return sendOptions(w, opts, err)
 }
 
 // loginFinishPost verifies the sign-in and makes the session the owner's, under a new token.
 func (s *server) loginFinishPost(w http.ResponseWriter, r *http.Request) error {
-	p, err := finishAssertion(w, r, s.sessionID(r.Context()), s.auth.FinishLogin)
+	p, err := finishAssertion(w, r, ceremonyIDOf(r), s.auth.FinishLogin)
 	if err != nil {
 		return err
 	}
-	if err := s.signIn(r.Context(), p.ID); err != nil {
+	if err := s.signIn(w, r, p.ID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": "/tools"})

@@ -87,7 +87,7 @@ func (s *server) requireOwner(passive bool) func(http.Handler) http.Handler {
 			if !passive {
 				s.sessions.Put(ctx, keyLastSeen, s.now().Unix())
 			}
-			o := owner{sid: s.sessionID(ctx), passkey: pk}
+			o := owner{sid: s.sessions.GetString(ctx, keySID), passkey: pk}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, ownerKey{}, o)))
 			return nil
 		})

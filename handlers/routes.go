@@ -108,6 +108,11 @@ type server struct {
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
+	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
+	// source; recovery codes in total too.
+	ceremoniesBySource *sourceLimits
+	recoveryBySource   *sourceLimits
+	recoveryTotal      *rate.Limiter
 }
 
 // Routes returns the whole URL surface of the daemon:
@@ -134,6 +139,9 @@ func Routes(d Deps) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.ceremoniesBySource = newSourceLimits(ceremonyBudget, maxSources, s.now)
+	s.recoveryBySource = newSourceLimits(recoveryBudget, maxSources, s.now)
+	s.recoveryTotal = recoveryTotal.limiter()
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
 	crossOrigin, err := s.crossOrigin(d.Origins)
@@ -169,12 +177,13 @@ func Routes(d Deps) (http.Handler, error) {
 
 		// Reachable while locked: unlocking (which also signs the owner in), registering a
 		// passkey through a setup link (how a lost passkey is replaced), signing out, locking.
+		anonymous := s.limitBySource(s.ceremoniesBySource)
 		r.Get("/unlock", s.handle(s.unlockPage))
-		r.Post("/unlock/begin", s.handle(s.unlockBeginPost))
+		r.With(anonymous).Post("/unlock/begin", s.handle(s.unlockBeginPost))
 		r.Post("/unlock/finish", s.handle(s.unlockFinishPost))
 		r.Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
 		r.Get("/setup", s.handle(s.setupPage))
-		r.Post("/setup/begin", s.handle(s.setupBeginPost))
+		r.With(anonymous).Post("/setup/begin", s.handle(s.setupBeginPost))
 		r.Post("/setup/finish", s.handle(s.setupFinishPost))
 		r.Post("/logout", s.handle(s.logoutPost))
 		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
@@ -184,7 +193,7 @@ func Routes(d Deps) (http.Handler, error) {
 			r.Use(s.requireUnlocked)
 			r.Get("/", s.handle(s.home))
 			r.Get("/login", s.handle(s.loginPage))
-			r.Post("/login/begin", s.handle(s.loginBeginPost))
+			r.With(anonymous).Post("/login/begin", s.handle(s.loginBeginPost))
 			r.Post("/login/finish", s.handle(s.loginFinishPost))
 
 			// Signed in; polling does not count as activity.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -21,6 +22,10 @@ const (
 const (
 	cookieName    = "maven_session"
 	cookieNameTLS = "__Host-maven"
+	// The ceremony cookie names the sign-in, unlock or setup a browser has begun (see
+	// ceremonyID).
+	ceremonyCookieName    = "maven_ceremony"
+	ceremonyCookieNameTLS = "__Host-maven-ceremony"
 )
 
 // Session keys.
@@ -75,19 +80,59 @@ func ownerFrom(ctx context.Context) owner {
 // newSID returns a fresh random session id for the auth service.
 func newSID() string { return rand.Text() + rand.Text() }
 
-// sessionID returns the session's id for the auth service, creating one if needed.
-func (s *server) sessionID(ctx context.Context) string {
-	sid := s.sessions.GetString(ctx, keySID)
-	if sid == "" {
-		sid = newSID()
-		s.sessions.Put(ctx, keySID, sid)
+// ceremonyID returns the id naming to auth the ceremonies anyone can begin (sign-in, unlock,
+// setup), setting a new random one in the browser's ceremony cookie when it has none. It is not
+// the session: nothing is written to the session store until a passkey has proved the owner, so
+// anonymous requests store nothing in the database, and what they hold in memory auth bounds.
+func (s *server) ceremonyID(w http.ResponseWriter, r *http.Request) string {
+	if id := ceremonyIDOf(r); id != "" {
+		return id
 	}
-	return sid
+	id := newSID()
+	http.SetCookie(w, s.ceremonyCookie(id, 0))
+	return id
 }
 
-// signIn makes the session the owner's: a new token (the pre-sign-in cookie becomes useless), a
-// new id (whatever the old one held is forgotten), and the sign-in time and deadline.
-func (s *server) signIn(ctx context.Context, passkey int64) error {
+// ceremonyIDOf reads the browser's ceremony id; "" when it has none (auth then finds no
+// ceremony) or the cookie is not one Maven set.
+func ceremonyIDOf(r *http.Request) string {
+	for _, name := range []string{ceremonyCookieNameTLS, ceremonyCookieName} {
+		if c, err := r.Cookie(name); err == nil && len(c.Value) == len(newSID()) && strings.Trim(c.Value, base32Alphabet) == "" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// base32Alphabet is the alphabet of rand.Text, which newSID uses.
+const base32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+// endCeremonies forgets the browser's anonymous ceremonies once a passkey signed it in: auth
+// drops what it held for the id, and the cookie is cleared.
+func (s *server) endCeremonies(w http.ResponseWriter, r *http.Request) {
+	if id := ceremonyIDOf(r); id != "" {
+		s.auth.EndSession(id)
+		http.SetCookie(w, s.ceremonyCookie("", -1))
+	}
+}
+
+// ceremonyCookie is the ceremony cookie holding id, with the session cookie's attributes; it
+// lasts as long as the browser session (maxAge 0) or is deleted (maxAge -1).
+func (s *server) ceremonyCookie(id string, maxAge int) *http.Cookie {
+	c := &http.Cookie{Name: ceremonyCookieName, Value: id, Path: "/", MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.sessions.Cookie.Secure}
+	if c.Secure {
+		c.Name = ceremonyCookieNameTLS
+	}
+	return c
+}
+
+// signIn makes the session the owner's after a passkey proved them: a new token (the
+// pre-sign-in cookie becomes useless), a new id (whatever an old one held is forgotten), the
+// sign-in time and deadline, and the epoch it belongs to. The browser's anonymous ceremonies
+// end.
+func (s *server) signIn(w http.ResponseWriter, r *http.Request, passkey int64) error {
+	ctx := r.Context()
 	old := s.sessions.GetString(ctx, keySID)
 	if err := s.sessions.RenewToken(ctx); err != nil {
 		return err
@@ -95,6 +140,7 @@ func (s *server) signIn(ctx context.Context, passkey int64) error {
 	if old != "" {
 		s.auth.EndSession(old)
 	}
+	s.endCeremonies(w, r)
 	now := s.now()
 	s.sessions.Put(ctx, keySID, newSID())
 	s.sessions.Put(ctx, keyPasskey, passkey)

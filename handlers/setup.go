@@ -35,17 +35,17 @@ func (s *server) setupBeginPost(w http.ResponseWriter, r *http.Request) error {
 	if err := readJSON(w, r, &body); err != nil {
 		return err
 	}
-	opts, err := s.auth.BeginSetup(r.Context(), s.sessionID(r.Context()), origin(r), body.Token)
+	opts, err := s.auth.BeginSetup(r.Context(), s.ceremonyID(w, r), origin(r), body.Token)
 	return sendOptions(w, opts, err)
 }
 
 // setupFinishPost stores the new passkey and signs the owner in with it.
 func (s *server) setupFinishPost(w http.ResponseWriter, r *http.Request) error {
-	p, err := finishCreation(w, r, s.sessionID(r.Context()), s.auth.FinishRegistration)
+	p, err := finishCreation(w, r, ceremonyIDOf(r), s.auth.FinishRegistration)
 	if err != nil {
 		return err
 	}
-	if err := s.signIn(r.Context(), p.ID); err != nil {
+	if err := s.signIn(w, r, p.ID); err != nil {
 		return err
 	}
 	// prf tells maven.js to run the enrollment assertion right away: authenticators rarely

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
 
@@ -65,7 +64,7 @@ func (s *server) unlockBeginPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	opts, err := s.auth.BeginUnlock(ctx, s.sessionID(ctx), origin(r), inputs)
+	opts, err := s.auth.BeginUnlock(ctx, s.ceremonyID(w, r), origin(r), inputs)
 	return sendOptions(w, opts, err)
 }
 
@@ -76,7 +75,7 @@ func (s *server) unlockBeginPost(w http.ResponseWriter, r *http.Request) error {
 func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	var claimed *protocol.ParsedCredentialAssertionData // for the log when verification fails
-	pa, err := finishAssertion(w, r, s.sessionID(ctx), func(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error) {
+	pa, err := finishAssertion(w, r, ceremonyIDOf(r), func(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error) {
 		claimed = resp
 		return s.auth.FinishUnlock(ctx, sid, resp)
 	})
@@ -95,7 +94,7 @@ func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) error 
 	}
 	if pa.Input == nil {
 		s.logUnlock(r, "passkey", "no_slot", credential)
-		if err := s.signIn(ctx, pa.Passkey.ID); err != nil {
+		if err := s.signIn(w, r, pa.Passkey.ID); err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "signed_in": true, "no_prf": true, "error": msgNoPRF})
@@ -115,7 +114,7 @@ func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) error 
 func (s *server) unlockedSignIn(w http.ResponseWriter, r *http.Request, passkey int64, outcome, credential string) error {
 	ctx := r.Context()
 	s.logUnlock(r, "passkey", outcome, credential)
-	if err := s.signIn(ctx, passkey); err != nil {
+	if err := s.signIn(w, r, passkey); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": s.afterUnlock(ctx, true)})
@@ -133,17 +132,28 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 	if err := readForm(w, r, maxRecoveryForm); err != nil {
 		return err
 	}
-	err := s.vault.UnlockWithRecovery(ctx, r.PostForm.Get("code"))
+	// Each source has its own budget of attempts, and all of them share one that bounds the
+	// Argon2id work: a stranger guessing codes slows down only themselves, and can never push
+	// the owner into a back-off.
+	err := s.recoveryBySource.take(r)
+	if err == nil {
+		err = take(s.recoveryTotal, s.now())
+	}
+	if err == nil {
+		err = s.vault.UnlockWithRecovery(ctx, r.PostForm.Get("code"))
+	}
 	s.logUnlock(r, "recovery code", unlockOutcome(err), "")
+	var limited rateLimited
 	var tooMany *vault.TooManyAttemptsError
 	switch {
 	case err == nil:
 		redirect(w, r, s.afterUnlock(ctx, s.signedIn(r)))
-	case errors.As(err, &tooMany):
-		setRetryAfter(w, tooMany)
+	case errors.As(err, &limited), errors.As(err, &tooMany):
+		wait, _ := retryAfter(err)
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 		s.renderUnlock(w, r, http.StatusTooManyRequests, classify(err).msg)
 	case errors.Is(err, vault.ErrMalformedCode):
-		s.renderUnlock(w, r, http.StatusUnprocessableEntity, "That is not a well-formed recovery code: check it for a typo. It did not count as an attempt.")
+		s.renderUnlock(w, r, http.StatusUnprocessableEntity, "That is not a well-formed recovery code: check it for a typo.")
 	case errors.Is(err, vault.ErrUnlockFailed):
 		s.renderUnlock(w, r, http.StatusBadRequest, msgRecoveryFailed)
 	default:
@@ -188,7 +198,7 @@ func unlockOutcome(err error) string {
 	switch {
 	case err == nil:
 		return "unlocked"
-	case errors.Is(err, vault.ErrTooManyAttempts):
+	case errors.Is(err, vault.ErrTooManyAttempts), errors.As(err, new(rateLimited)):
 		return "rate_limited"
 	case errors.Is(err, vault.ErrMalformedCode):
 		return "malformed"
@@ -215,10 +225,4 @@ func credentialOf(resp *protocol.ParsedCredentialAssertionData, pa auth.PRFAsser
 		return base64.RawURLEncoding.EncodeToString(resp.RawID)
 	}
 	return ""
-}
-
-// setRetryAfter tells the client when the next attempt will be tried, in whole seconds.
-func setRetryAfter(w http.ResponseWriter, e *vault.TooManyAttemptsError) {
-	secs := (e.RetryAfter + time.Second - 1) / time.Second
-	w.Header().Set("Retry-After", strconv.FormatInt(int64(max(secs, 1)), 10))
 }

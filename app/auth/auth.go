@@ -39,6 +39,9 @@ var (
 	ErrStepUpRequired = errors.New("a fresh step-up is required")
 	// ErrUnknownAction means a step-up was asked for an action that needs none or does not exist.
 	ErrUnknownAction = errors.New("unknown step-up action")
+	// ErrBusy means so many anonymous ceremonies are in progress that a new one must wait until
+	// some finish or expire (at most the ceremony timeout).
+	ErrBusy = errors.New("too many passkey ceremonies in progress")
 	// ErrBadOrigin means a ceremony was begun from an origin that is not configured.
 	ErrBadOrigin = errors.New("origin is not one of the configured origins")
 )
@@ -49,9 +52,10 @@ const (
 	MaxCeremonyTimeout     = 5 * time.Minute
 	DefaultSetupLinkTTL    = 15 * time.Minute
 	DefaultStepUpWindow    = 5 * time.Minute
-	// maxPending bounds the ceremonies held in memory: sign-in can be begun by anyone who can
-	// reach the page.
-	maxPending = 1024
+	// maxAnonymous bounds the ceremonies anyone who reaches the page can begin (sign-in,
+	// unlock, setup); maxOwner those only the signed-in owner can (see putPending).
+	maxAnonymous = 1024
+	maxOwner     = 64
 )
 
 // Config configures the Service.

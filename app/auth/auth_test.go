@@ -287,21 +287,46 @@ func TestAddPasskeyNeedsItsOwnProof(t *testing.T) {
 	}
 }
 
-func TestManyPendingCeremoniesStayBounded(t *testing.T) {
+// TestAnonymousFloodNeverEvictsACeremonyInProgress: anonymous sign-ins are bounded, and when
+// their share is full a new one is refused, never one in progress evicted; the owner's step-up
+// is counted apart and untouched; expired ceremonies make room again.
+func TestAnonymousFloodNeverEvictsACeremonyInProgress(t *testing.T) {
 	s, clk := newService(t)
 	a := authtest.New(origin)
 	register(t, s, a, "owner")
 	ctx := context.Background()
-	// The owner begins a sign-in, then a flood of anonymous sign-ins arrives.
-	assertion := must(s.BeginLogin(ctx, "owner", origin))
+	signIn := must(s.BeginLogin(ctx, "phone", origin))
+	stepUpOpts := must(s.BeginStepUp(ctx, "owner", origin, enable7))
 	clk.Advance(time.Millisecond)
+	busy := 0
 	for i := range 2000 {
-		must(s.BeginLogin(ctx, fmt.Sprintf("anon-%d", i), origin))
+		_, err := s.BeginLogin(ctx, fmt.Sprintf("anon-%d", i), origin)
+		switch {
+		case errors.Is(err, auth.ErrBusy):
+			busy++
+		case err != nil:
+			t.Fatal(err)
+		}
 	}
-	resp := must(a.Get(must(json.Marshal(assertion))))
-	parsed := must(protocol.ParseCredentialRequestResponseBytes(resp))
-	// The oldest ceremony was evicted rather than memory growing without bound.
-	if _, err := s.FinishLogin(ctx, "owner", parsed); !errors.Is(err, auth.ErrNoCeremony) {
-		t.Fatalf("the flood did not evict the oldest ceremony: %v", err)
+	if busy != 2000-1023 {
+		t.Fatalf("%d of 2000 anonymous sign-ins refused, want all beyond the 1024 share", busy)
+	}
+	finish := func(sid string, opts any, f func(*protocol.ParsedCredentialAssertionData) error) {
+		t.Helper()
+		resp := must(a.Get(must(json.Marshal(opts))))
+		if err := f(must(protocol.ParseCredentialRequestResponseBytes(resp))); err != nil {
+			t.Fatalf("%s's ceremony after the flood: %v", sid, err)
+		}
+	}
+	finish("phone", signIn, func(p *protocol.ParsedCredentialAssertionData) error { _, err := s.FinishLogin(ctx, "phone", p); return err })
+	finish("owner", stepUpOpts, func(p *protocol.ParsedCredentialAssertionData) error { _, err := s.FinishStepUp(ctx, "owner", p); return err })
+	// The owner's step-ups go on while the anonymous share is full.
+	if err := stepUp(t, s, a, "owner", enable7); err != nil {
+		t.Fatalf("step-up with the anonymous share full: %v", err)
+	}
+	// Once the flood's ceremonies expire, there is room again.
+	clk.Advance(auth.DefaultCeremonyTimeout + time.Second)
+	if _, err := s.BeginLogin(ctx, "later", origin); err != nil {
+		t.Fatalf("sign-in after the flood expired: %v", err)
 	}
 }

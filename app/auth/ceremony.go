@@ -51,32 +51,67 @@ type grant struct {
 	at       time.Time
 }
 
-// putPending stores c for the session, replacing a ceremony of the same kind. When the table is
-// full, expired entries go first, then the one closest to expiry: a flood of anonymous sign-in
-// attempts can then only cost the oldest of them, never memory.
-func (s *Service) putPending(sid string, kind ceremonyKind, c ceremony) {
+// anonymous reports whether anyone who reaches the page can begin a ceremony like c (sign-in,
+// unlock, a setup registration), as opposed to the signed-in owner only (step-up, enrolling a
+// passkey in the vault, adding a passkey).
+func (c ceremony) anonymous(kind ceremonyKind) bool {
+	return kind == kindLogin || kind == kindUnlock || (kind == kindRegister && c.purpose == purposeSetup)
+}
+
+// putPending stores c for the session, replacing the session's ceremony of the same kind, so a
+// session holds at most one ceremony of each kind. The ceremonies anyone can begin and those
+// only the owner can begin are bounded apart (maxAnonymous, maxOwner): a flood of anonymous
+// sign-ins or unlocks never touches the owner's step-up. When its share is full, expired
+// ceremonies go first; then an anonymous ceremony is refused with ErrBusy rather than evicting
+// one in progress (a phone's unlock survives any flood), and an owner's ceremony replaces the
+// owner's own oldest.
+func (s *Service) putPending(sid string, kind ceremonyKind, c ceremony) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := pendingKey{sid, kind}
-	if _, ok := s.pending[key]; !ok && len(s.pending) >= maxPending {
+	if _, ok := s.pending[key]; ok {
+		s.pending[key] = c
+		return nil
+	}
+	anonymous := c.anonymous(kind)
+	limit := maxOwner
+	if anonymous {
+		limit = maxAnonymous
+	}
+	if s.countPending(anonymous) >= limit {
 		now := s.now()
 		for k, p := range s.pending {
 			if now.After(p.expires) {
 				delete(s.pending, k)
 			}
 		}
-		if len(s.pending) >= maxPending {
-			var oldest pendingKey
-			var first time.Time
-			for k, p := range s.pending {
-				if first.IsZero() || p.expires.Before(first) {
-					oldest, first = k, p.expires
-				}
-			}
-			delete(s.pending, oldest)
+	}
+	if s.countPending(anonymous) >= limit {
+		if anonymous {
+			return ErrBusy
 		}
+		var oldest pendingKey
+		var first time.Time
+		for k, p := range s.pending {
+			if !p.anonymous(k.kind) && (first.IsZero() || p.expires.Before(first)) {
+				oldest, first = k, p.expires
+			}
+		}
+		delete(s.pending, oldest)
 	}
 	s.pending[key] = c
+	return nil
+}
+
+// countPending counts the pending ceremonies of one share.
+func (s *Service) countPending(anonymous bool) int {
+	n := 0
+	for k, p := range s.pending {
+		if p.anonymous(k.kind) == anonymous {
+			n++
+		}
+	}
+	return n
 }
 
 // takePending removes and returns the session's ceremony of that kind: a ceremony is consumed

@@ -16,6 +16,9 @@ import (
 // BeginLogin begins a discoverable sign-in: the browser offers whichever of the owner's passkeys
 // it has, user verification required, bound to origin.
 func (s *Service) BeginLogin(ctx context.Context, sid, origin string) (*protocol.CredentialAssertion, error) {
+	if sid == "" {
+		return nil, ErrNoCeremony
+	}
 	origin, err := s.checkOrigin(origin)
 	if err != nil {
 		return nil, err
@@ -27,7 +30,9 @@ func (s *Service) BeginLogin(ctx context.Context, sid, origin string) (*protocol
 	if err != nil {
 		return nil, fmt.Errorf("begin login: %w", err)
 	}
-	s.putPending(sid, kindLogin, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout)})
+	if err := s.putPending(sid, kindLogin, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout)}); err != nil {
+		return nil, err
+	}
 	return assertion, nil
 }
 
@@ -95,9 +100,11 @@ func (s *Service) BeginStepUp(ctx context.Context, sid, origin string, approval 
 	if err != nil {
 		return nil, fmt.Errorf("begin step-up: %w", err)
 	}
-	s.putPending(sid, kindStepUp, ceremony{
+	if err := s.putPending(sid, kindStepUp, ceremony{
 		data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), approval: approval.canonical(),
-	})
+	}); err != nil {
+		return nil, err
+	}
 	return assertion, nil
 }
 
