@@ -78,6 +78,10 @@ func (s *server) passkeyAddFinishPost(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	// A new passkey ends every other session; this one goes on.
+	if err := s.reissue(w, r); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": p.ID, "prf": p.CanUnlock()})
 	return nil
 }
@@ -117,8 +121,12 @@ func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) error
 	if err := s.vault.ForgetPasskey(ctx, p.CredentialID); err != nil {
 		return err
 	}
+	// A removed passkey ends every session; this one goes on, unless it signed in with it.
 	if id == ownerFrom(ctx).passkey {
 		return s.expire(w, r)
+	}
+	if err := s.reissue(w, r); err != nil {
+		return err
 	}
 	return s.passkeysChanged(w, r)
 }

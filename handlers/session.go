@@ -35,7 +35,7 @@ const (
 	keyAuthTime = "auth_time" // unix seconds of the sign-in
 	keyDeadline = "deadline"  // unix seconds after which the sign-in is void, whatever happens
 	keyLastSeen = "last_seen" // unix seconds of the last request the owner made (polls excluded)
-	keyEpoch    = "epoch"     // the vault's epoch at sign-in; a lock since then voids the session
+	keyEpoch    = "epoch"     // the epoch at sign-in (see epoch); a session of another is void
 )
 
 // NewSessionManager returns the scs session manager with Maven's settings over store (the
@@ -147,7 +147,7 @@ func (s *server) signIn(w http.ResponseWriter, r *http.Request, passkey int64) e
 	s.sessions.Put(ctx, keyAuthTime, now.Unix())
 	s.sessions.Put(ctx, keyDeadline, now.Add(SessionLifetime).Unix())
 	s.sessions.Put(ctx, keyLastSeen, now.Unix())
-	s.sessions.Put(ctx, keyEpoch, s.vault.Epoch())
+	s.sessions.Put(ctx, keyEpoch, s.epoch())
 	return nil
 }
 
@@ -158,6 +158,18 @@ func (s *server) endSession(ctx context.Context) error {
 		s.auth.EndSession(sid)
 	}
 	return s.sessions.Destroy(ctx)
+}
+
+// epoch names the era a session belongs to: it changes at every start of the daemon, every lock,
+// and every passkey added or removed (auth's and the vault's epochs), and each change ends every
+// session signed in before it (DESIGN.md rule 23). The session that made a change to the
+// passkeys is signed in again under the new epoch (reissue).
+func (s *server) epoch() string { return s.auth.Epoch() + "/" + s.vault.Epoch() }
+
+// reissue carries the signed-in session over into the current epoch after it changed the
+// passkeys itself: a fresh token and id, like a sign-in by the same passkey.
+func (s *server) reissue(w http.ResponseWriter, r *http.Request) error {
+	return s.signIn(w, r, ownerFrom(r.Context()).passkey)
 }
 
 // sessionState says whether the session is signed in and still within its limits.
@@ -179,8 +191,7 @@ func (s *server) sessionState(ctx context.Context) sessionState {
 	if now >= deadline || now-last >= int64(SessionIdleTimeout/time.Second) {
 		return signedInExpired
 	}
-	// Locking signs every session out, and so does a restart of a daemon with a vault.
-	if s.sessions.GetString(ctx, keyEpoch) != s.vault.Epoch() {
+	if s.sessions.GetString(ctx, keyEpoch) != s.epoch() {
 		return signedInExpired
 	}
 	return signedInFresh

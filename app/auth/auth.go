@@ -1,11 +1,13 @@
 package auth
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -82,6 +84,11 @@ type Service struct {
 	now   func() time.Time
 	log   *slog.Logger
 
+	// boot names this start of the daemon; passkeySets counts the passkeys added or removed
+	// since. Together they are the Epoch.
+	boot        string
+	passkeySets atomic.Int64
+
 	mu      sync.Mutex
 	pending map[pendingKey]ceremony
 	grants  map[string][]grant   // by session id
@@ -130,12 +137,18 @@ func New(store Store, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("auth: webauthn config: %w", err)
 	}
 	return &Service{
-		store: store, wa: wa, cfg: cfg, now: cfg.Now, log: cfg.Logger,
+		store: store, wa: wa, cfg: cfg, now: cfg.Now, log: cfg.Logger, boot: rand.Text(),
 		pending: map[pendingKey]ceremony{},
 		grants:  map[string][]grant{},
 		setups:  map[string]time.Time{},
 	}, nil
 }
+
+// Epoch names the owner's current set of passkeys in this run of the daemon: it changes at every
+// start and whenever a passkey is added or removed. A browser session signed in under another
+// epoch is void (AUTH.md item 13), so a restart, a new passkey or a removed one ends every
+// session.
+func (s *Service) Epoch() string { return fmt.Sprintf("%s.%d", s.boot, s.passkeySets.Load()) }
 
 // StepUpWindow is how long a step-up stays valid.
 func (s *Service) StepUpWindow() time.Duration { return s.cfg.StepUpWindow }

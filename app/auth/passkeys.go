@@ -60,6 +60,7 @@ func (s *Service) RemovePasskey(ctx context.Context, id int64, proof StepUp) err
 	if err := s.store.DeletePasskey(ctx, id); err != nil {
 		return err
 	}
+	s.passkeySets.Add(1)
 	s.log.Info("passkey removed", "passkey", id, "by", proof.Owner())
 	return nil
 }

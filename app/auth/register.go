@@ -144,6 +144,7 @@ func (s *Service) FinishRegistration(ctx context.Context, sid string, resp *prot
 		}
 		return Passkey{}, fmt.Errorf("store passkey: %w", err)
 	}
+	s.passkeySets.Add(1)
 	if c.purpose == purposeSetup {
 		s.endSetup(sid)
 	}
