@@ -86,6 +86,8 @@ func classify(err error) problem {
 		return problem{http.StatusUnprocessableEntity, "This passkey gave no PRF result, so it cannot unlock Maven. It can still sign in.", warn}
 	case errors.Is(err, auth.ErrStepUpRequired):
 		return problem{http.StatusForbidden, "This needs a fresh confirmation with your passkey.", info}
+	case errors.As(err, new(wrongHost)):
+		return problem{http.StatusMisdirectedRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}
 	case errors.Is(err, errCrossOrigin):
 		return problem{http.StatusForbidden, "This request came from another site and was refused.", warn}
 	case errors.Is(err, allowlist.ErrShapeChanged):

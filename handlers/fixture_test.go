@@ -28,7 +28,9 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
+	"maven/app/metrics"
 	"maven/app/vault"
+	"maven/app/voice"
 	"maven/db"
 	"maven/handlers"
 	"maven/static"
@@ -120,6 +122,25 @@ type fixture struct {
 	devices  int // browsers made so far: each gets an address of its own
 	// srv, once listen has started it, carries every browser's requests over real HTTP.
 	srv *httptest.Server
+	tls bool // the daemon is reached over HTTPS: Secure __Host- cookies (set before boot)
+}
+
+// The tokens of the fixture's voice webhook and metrics.
+const (
+	testVoiceToken   = "voice-token"
+	testMetricsToken = "metrics-token"
+)
+
+// fixedToken accepts one token.
+type fixedToken string
+
+func (t fixedToken) Check(s string) bool { return s == string(t) }
+
+// echoTurner answers every utterance by repeating it.
+type echoTurner struct{}
+
+func (echoTurner) Turn(_ context.Context, _, text string) voice.Reply {
+	return voice.Reply{Speech: text, Outcome: voice.OutcomeNoMatch}
 }
 
 // trustedProxy is the proxy the app believes about where a request comes from: over real HTTP
@@ -233,7 +254,7 @@ func (f *fixture) boot() {
 	h, err := handlers.Routes(handlers.Deps{
 		Logger:   logger,
 		Vault:    gate,
-		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(f.db.DB, sqlite3store.Config{}), false),
+		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(f.db.DB, sqlite3store.Config{}), f.tls),
 		Auth:     owner,
 		Tools:    f.tools,
 		Servers:  statuses,
@@ -243,6 +264,10 @@ func (f *fixture) boot() {
 		Assets:   mustAssets(t),
 		Origins:  []string{testOrigin},
 		Now:      f.clock.Now,
+		// The machine endpoints, behind their tokens.
+		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
+		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
+		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).
 		TrustedProxies: []netip.Prefix{trustedProxy},
 	})

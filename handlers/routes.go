@@ -86,7 +86,8 @@ type Deps struct {
 	MetricsGauges MetricsGauges
 	Views         *views.Templates
 	Assets        *Assets
-	// Origins are the configured browser origins; cross-origin protection trusts them.
+	// Origins are the configured browser origins: pages and ceremonies answer only at their
+	// hosts, and cross-origin protection trusts them.
 	Origins []string
 	TLS     bool             // served over HTTPS: HSTS
 	Now     func() time.Time // the clock of session limits (time.Now)
@@ -117,14 +118,16 @@ type server struct {
 
 // Routes returns the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*, POST /voice (its own bearer token)
+//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
+//	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
 //	signed-in   /tools, /passkeys, /secrets, /step-up/*, /lock, and their actions
 //	step-up     enabling a tool, approving a stdio server's command line, adding or removing
 //	            a passkey, setting a secret, a new recovery code
 //
-// Every state change is a POST, and every POST passes cross-origin protection.
+// Every state change is a POST, and every POST passes cross-origin protection. Anonymous
+// ceremony begins and recovery codes are rate-limited per source address.
 func Routes(d Deps) (http.Handler, error) {
 	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
 		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")
@@ -145,6 +148,10 @@ func Routes(d Deps) (http.Handler, error) {
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
 	crossOrigin, err := s.crossOrigin(d.Origins)
+	if err != nil {
+		return nil, err
+	}
+	originHost, err := s.requireOriginHost(d.Origins)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +177,9 @@ func Routes(d Deps) (http.Handler, error) {
 	}
 
 	r.Group(func(r chi.Router) {
-		// Session: cross-origin POSTs are refused before the session is even loaded.
-		r.Use(crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
+		// Browser-facing: a request at a host that is not a configured origin's, and a
+		// cross-origin POST, are refused before the session is even loaded.
+		r.Use(originHost, crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
 		r.NotFound(s.handle(s.notFound))
 		r.MethodNotAllowed(s.handle(func(http.ResponseWriter, *http.Request) error { return errMethod }))
 

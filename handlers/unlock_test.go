@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/app/vault"
+	"maven/handlers"
 )
 
 // enrollAnswer is what /passkeys/enroll/finish answers.
@@ -328,50 +330,96 @@ func TestPasskeyWithoutPRFSignsInButCannotUnlock(t *testing.T) {
 	}
 }
 
-func TestRecoveryCodeUnlocksAndIsRateLimited(t *testing.T) {
+func TestRecoveryCodeUnlocksAndIsRateLimitedPerSource(t *testing.T) {
 	vf := newVaultFixture(t, "")
 	a := authtest.New(testOrigin)
 	_, code := vf.setUp(a)
 	vf.boot()
-	b := vf.browser()
+	stranger := vf.browser()
 
-	if r := b.recovery("not a code"); r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "typo") {
+	if r := stranger.recovery("not a code"); r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "typo") {
 		t.Fatalf("malformed code: %d", r.Code)
 	}
 	wrong := vaultCodeLike(t, vf)
-	// The free attempts, and the one that starts the backoff, are tried.
-	for i := range vault.DefaultFreeAttempts + 1 {
-		r := b.recovery(wrong)
+	// The source's burst is tried; then it waits, and even the right code from it is not tried.
+	for i := range handlers.RecoveryBurst - 1 {
+		r := stranger.recovery(wrong)
 		if r.Code != http.StatusBadRequest || !strings.Contains(r.Body.String(), "did not unlock") {
 			t.Fatalf("wrong code %d: %d", i, r.Code)
 		}
 	}
-	r := b.recovery(wrong)
-	if r.Code != http.StatusTooManyRequests || r.Header().Get("Retry-After") == "" {
-		t.Fatalf("wrong code after the free attempts: %d %q", r.Code, r.Header().Get("Retry-After"))
+	for _, c := range []string{wrong, code} {
+		r := stranger.recovery(c)
+		if r.Code != http.StatusTooManyRequests || r.Header().Get("Retry-After") == "" || !strings.Contains(r.Body.String(), "Try again in") {
+			t.Fatalf("beyond the source's budget: %d %q", r.Code, r.Header().Get("Retry-After"))
+		}
 	}
-	// While backing off even the right code is not tried.
-	if r := b.recovery(code); r.Code != http.StatusTooManyRequests || vf.healthz() != healthLocked {
-		t.Fatalf("right code during backoff: %d %s", r.Code, vf.healthz())
+	if vf.healthz() != healthLocked {
+		t.Fatal("a refused attempt unlocked")
 	}
 	if strings.Contains(vf.logs.String(), wrong) || strings.Contains(vf.logs.String(), code) {
 		t.Fatal("a recovery code reached the log")
 	}
-	if n := strings.Count(vf.logs.String(), `method="recovery code"`); n < 5 {
+	if n := strings.Count(vf.logs.String(), `method="recovery code"`); n < handlers.RecoveryBurst+2 {
 		t.Fatalf("%d recovery attempts logged", n)
 	}
 
-	// A restart forgets the backoff; the right code unlocks but signs nobody in.
-	vf.boot()
-	b = vf.browser()
-	wantRedirect(t, "right code", b.recovery(strings.ToLower(code)), "/login")
+	// The owner, from another address, once the shared budget has refilled, unlocks; the
+	// code signs nobody in.
+	vf.clock.Advance(handlers.RecoveryTotalEvery)
+	owner := vf.browser()
+	wantRedirect(t, "right code", owner.recovery(strings.ToLower(code)), "/login")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the recovery code did not unlock")
 	}
 	// Signed in, the owner is led to replace the used code.
-	mustOK(t, "login", b.login(a))
-	if body := b.get("/tools").Body.String(); !strings.Contains(body, "The recovery code was used") {
+	mustOK(t, "login", owner.login(a))
+	if body := owner.get("/tools").Body.String(); !strings.Contains(body, "The recovery code was used") {
 		t.Fatal("no warning that the recovery code was used")
+	}
+}
+
+// TestStrangersCannotHoldTheRecoveryCodeBack: anyone who reaches /unlock/recovery guesses
+// codes, one every 2 s from a new address each time, well past the point where the old shared
+// back-off held every attempt for 5 minutes. The owner's right code, from their own address,
+// still unlocks at once. A burst from many addresses at one instant runs only the shared
+// budget's worth of Argon2id.
+func TestStrangersCannotHoldTheRecoveryCodeBack(t *testing.T) {
+	vf := newVaultFixture(t, "")
+	_, code := vf.setUp(authtest.New(testOrigin))
+	vf.boot()
+	wrong := vaultCodeLike(t, vf)
+	const guesses = 15 // the old back-off reached its 5-minute ceiling at 12
+	for i := range guesses {
+		vf.clock.Advance(handlers.RecoveryTotalEvery)
+		if r := vf.browser().recovery(wrong); r.Code != http.StatusBadRequest {
+			t.Fatalf("guess %d from a new address: %d, want it tried and failed", i, r.Code)
+		}
+	}
+	vf.clock.Advance(handlers.RecoveryTotalEvery)
+	wantRedirect(t, "the owner's code after the guesses", vf.browser().recovery(code), "/login")
+	if vf.healthz() != healthUnlocked {
+		t.Fatal("the owner's code did not unlock")
+	}
+
+	// Locked again, a burst of guesses from 30 addresses at one instant: only the shared
+	// budget's burst is tried, the rest are told when to come back.
+	vf.gate.Lock()
+	vf.clock.Advance(time.Duration(handlers.RecoveryTotalBurst) * handlers.RecoveryTotalEvery)
+	tried, refused := 0, 0
+	for range 30 {
+		switch r := vf.browser().recovery(wrong); r.Code {
+		case http.StatusBadRequest:
+			tried++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Fatalf("a guess in the burst: %d", r.Code)
+		}
+	}
+	t.Logf("30 simultaneous guesses from 30 addresses: %d ran Argon2id, %d refused", tried, refused)
+	if tried != handlers.RecoveryTotalBurst {
+		t.Fatalf("%d of 30 simultaneous guesses ran Argon2id, want the shared burst of %d", tried, handlers.RecoveryTotalBurst)
 	}
 }
 

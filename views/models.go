@@ -188,6 +188,13 @@ type ErrorPage struct {
 	Message string
 }
 
+// WrongHostPage names the addresses Maven answers at, to a browser that asked at another.
+type WrongHostPage struct {
+	Page
+	Host    string   // the address asked for
+	Origins []string // the configured origins, each a link
+}
+
 // Flash is a short message shown in the page's status area.
 type Flash struct {
 	Kind    string // "error" or "info"

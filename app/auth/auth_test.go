@@ -318,8 +318,14 @@ func TestAnonymousFloodNeverEvictsACeremonyInProgress(t *testing.T) {
 			t.Fatalf("%s's ceremony after the flood: %v", sid, err)
 		}
 	}
-	finish("phone", signIn, func(p *protocol.ParsedCredentialAssertionData) error { _, err := s.FinishLogin(ctx, "phone", p); return err })
-	finish("owner", stepUpOpts, func(p *protocol.ParsedCredentialAssertionData) error { _, err := s.FinishStepUp(ctx, "owner", p); return err })
+	finish("phone", signIn, func(p *protocol.ParsedCredentialAssertionData) error {
+		_, err := s.FinishLogin(ctx, "phone", p)
+		return err
+	})
+	finish("owner", stepUpOpts, func(p *protocol.ParsedCredentialAssertionData) error {
+		_, err := s.FinishStepUp(ctx, "owner", p)
+		return err
+	})
 	// The owner's step-ups go on while the anonymous share is full.
 	if err := stepUp(t, s, a, "owner", enable7); err != nil {
 		t.Fatalf("step-up with the anonymous share full: %v", err)
@@ -328,5 +334,40 @@ func TestAnonymousFloodNeverEvictsACeremonyInProgress(t *testing.T) {
 	clk.Advance(auth.DefaultCeremonyTimeout + time.Second)
 	if _, err := s.BeginLogin(ctx, "later", origin); err != nil {
 		t.Fatalf("sign-in after the flood expired: %v", err)
+	}
+}
+
+// TestEpochChangesWithEveryStartAndPasskeyChange: the web layer voids every session of another
+// epoch (AUTH.md item 13).
+func TestEpochChangesWithEveryStartAndPasskeyChange(t *testing.T) {
+	s, _ := newService(t)
+	other, _ := newService(t)
+	if s.Epoch() == other.Epoch() {
+		t.Fatal("two starts share an epoch")
+	}
+	a := authtest.New(origin)
+	start := s.Epoch()
+	register(t, s, a, "s1")
+	added := s.Epoch()
+	if added == start {
+		t.Fatal("adding a passkey kept the epoch")
+	}
+	ctx := context.Background()
+	register2 := func() {
+		link := must(s.NewSetupLink(ctx))
+		creation := must(s.BeginSetup(ctx, "s2", origin, link.Token))
+		parsed := must(protocol.ParseCredentialCreationResponseBytes(must(authtest.New(origin).Create(must(json.Marshal(creation))))))
+		must(s.FinishRegistration(ctx, "s2", parsed, "second"))
+	}
+	register2()
+	if err := s.RemovePasskey(ctx, 2, authtest.Proof(t, auth.One(auth.ActionRemovePasskey, 2, ""))); err != nil {
+		t.Fatal(err)
+	}
+	if s.Epoch() == added {
+		t.Fatal("removing a passkey kept the epoch")
+	}
+	now := s.Epoch()
+	if _, err := s.RenamePasskey(ctx, 1, "renamed"); err != nil || s.Epoch() != now {
+		t.Fatalf("renaming changed the epoch: %v", err)
 	}
 }

@@ -113,6 +113,8 @@ func healthz(t *testing.T, d *daemonProc) string {
 func unlockWithRecovery(t *testing.T, d *daemonProc, code string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+d.addr+"/unlock/recovery", strings.NewReader(url.Values{"code": {code}}.Encode()))
+	_, port, _ := strings.Cut(d.addr, ":")
+	req.Host = "localhost:" + port // the recovery form answers at the configured origin's host only
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
