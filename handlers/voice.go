@@ -150,6 +150,6 @@ func wantsPlainText(r *http.Request) bool {
 // The webhook's rate limit: a person speaks a few turns a minute; a leaked token must not be
 // able to hammer tools.
 const (
-	voiceRate  rate.Limit = 5 // turns per second, sustained
-	voiceBurst            = 30
+	voiceRate  rate.Limit = 5  // turns per second, sustained
+	voiceBurst int        = 30 // turns at once
 )
