@@ -106,40 +106,53 @@ func classify(err error) problem {
 		return problem{http.StatusConflict, "That change is not possible in the tool's current state. Reload the page to see where it stands.", info}
 	case errors.Is(err, allowlist.ErrInvalid):
 		return problem{http.StatusUnprocessableEntity, "That tool is not valid.", info}
-	case errors.Is(err, auth.ErrLastPasskey):
-		return problem{http.StatusConflict, "Your only passkey cannot be removed. Add another one first.", info}
-	case errors.Is(err, auth.ErrInvalidName):
-		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A passkey name is 1 to %d visible characters.", auth.MaxPasskeyNameLen), info}
-	case errors.Is(err, auth.ErrDuplicatePasskey):
-		return problem{http.StatusConflict, "This passkey is already registered.", info}
-	case errors.Is(err, auth.ErrSetupLinkInvalid):
-		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}
-	case errors.Is(err, auth.ErrNoCeremony):
-		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}
-	case errors.Is(err, auth.ErrCeremonyExpired):
-		return problem{http.StatusBadRequest, "This passkey request expired. Please start again.", info}
-	case errors.Is(err, auth.ErrUserNotVerified):
-		return problem{http.StatusBadRequest, "Your authenticator did not verify you with a PIN, fingerprint or face, which Maven requires. Nothing was changed.", warn}
-	case errors.Is(err, auth.ErrCloneWarning):
-		return problem{http.StatusBadRequest, "This passkey's signature counter went backwards, so it may have been copied. It was refused: use another passkey, or remove this one and register it again.", warn}
-	case errors.Is(err, auth.ErrBackupEligibilityChanged):
-		return problem{http.StatusBadRequest, "This passkey changed how it is backed up, which should never happen. It was refused: remove it and register it again.", warn}
-	case errors.Is(err, auth.ErrVerificationFailed):
-		return problem{http.StatusBadRequest, "The passkey could not be verified. Nothing was changed.", warn}
-	case errors.Is(err, auth.ErrNoOwner):
-		return problem{http.StatusBadRequest, "No passkey is registered yet. Open a setup link first.", info}
-	case errors.Is(err, auth.ErrUnknownAction):
-		return problem{http.StatusBadRequest, "Maven does not know that action.", info}
-	case errors.Is(err, auth.ErrBadOrigin):
-		return problem{http.StatusBadRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}
-	case errors.Is(err, errBadCredential):
-		return problem{http.StatusBadRequest, "The passkey response could not be read. Nothing was changed.", warn}
+	}
+	if p, ok := passkeyProblem(err); ok {
+		return p
+	}
+	switch {
 	case errors.Is(err, errBadRequest):
 		return problem{http.StatusBadRequest, "The request could not be read.", info}
 	case errors.Is(err, context.Canceled):
 		return problem{499, "The request was cancelled.", info}
 	}
 	return problem{http.StatusInternalServerError, "Something went wrong on Maven's side. The details are in its log.", slog.LevelError}
+}
+
+// passkeyProblem maps the errors of the passkey ceremonies and the passkeys (auth's).
+func passkeyProblem(err error) (problem, bool) {
+	info, warn := slog.LevelInfo, slog.LevelWarn
+	switch {
+	case errors.Is(err, auth.ErrLastPasskey):
+		return problem{http.StatusConflict, "Your only passkey cannot be removed. Add another one first.", info}, true
+	case errors.Is(err, auth.ErrInvalidName):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A passkey name is 1 to %d visible characters.", auth.MaxPasskeyNameLen), info}, true
+	case errors.Is(err, auth.ErrDuplicatePasskey):
+		return problem{http.StatusConflict, "This passkey is already registered.", info}, true
+	case errors.Is(err, auth.ErrSetupLinkInvalid):
+		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}, true
+	case errors.Is(err, auth.ErrNoCeremony):
+		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}, true
+	case errors.Is(err, auth.ErrCeremonyExpired):
+		return problem{http.StatusBadRequest, "This passkey request expired. Please start again.", info}, true
+	case errors.Is(err, auth.ErrUserNotVerified):
+		return problem{http.StatusBadRequest, "Your authenticator did not verify you with a PIN, fingerprint or face, which Maven requires. Nothing was changed.", warn}, true
+	case errors.Is(err, auth.ErrCloneWarning):
+		return problem{http.StatusBadRequest, "This passkey's signature counter went backwards, so it may have been copied. It was refused: use another passkey, or remove this one and register it again.", warn}, true
+	case errors.Is(err, auth.ErrBackupEligibilityChanged):
+		return problem{http.StatusBadRequest, "This passkey changed how it is backed up, which should never happen. It was refused: remove it and register it again.", warn}, true
+	case errors.Is(err, auth.ErrVerificationFailed):
+		return problem{http.StatusBadRequest, "The passkey could not be verified. Nothing was changed.", warn}, true
+	case errors.Is(err, auth.ErrNoOwner):
+		return problem{http.StatusBadRequest, "No passkey is registered yet. Open a setup link first.", info}, true
+	case errors.Is(err, auth.ErrUnknownAction):
+		return problem{http.StatusBadRequest, "Maven cannot approve that: reload the page and try again.", info}, true
+	case errors.Is(err, auth.ErrBadOrigin):
+		return problem{http.StatusBadRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}, true
+	case errors.Is(err, errBadCredential):
+		return problem{http.StatusBadRequest, "The passkey response could not be read. Nothing was changed.", warn}, true
+	}
+	return problem{}, false
 }
 
 // handlerFunc is a handler that returns its failure instead of answering it. handle answers
