@@ -14,8 +14,10 @@ import (
 // How much anonymous traffic is let through. Beginning a ceremony costs a little memory (auth
 // bounds it too); trying a recovery code costs an Argon2id run (64 MiB, three passes).
 var (
-	// A source may begin a few sign-ins, unlocks or setups at once, then one every 3 s.
-	ceremonyBudget = budget{every: 3 * time.Second, burst: 10}
+	// A source may begin a few sign-ins, unlocks or setups at once, then one every 30 s: it
+	// then holds at most a dozen of the ceremonies (each lives up to 3 minutes), so filling
+	// auth's anonymous share of 1,024 takes some 86 addresses (IPv6: /64s) at once.
+	ceremonyBudget = budget{every: 30 * time.Second, burst: 6}
 	// A source may try a few recovery codes at once (typos happen), then one every 30 s.
 	recoveryBudget = budget{every: 30 * time.Second, burst: 5}
 	// All sources together try at most one recovery code every 2 s (a few at once): that bounds
