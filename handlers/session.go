@@ -77,8 +77,12 @@ func ownerFrom(ctx context.Context) owner {
 	return o
 }
 
-// newSID returns a fresh random session id for the auth service.
+// newSID returns a fresh random session id for the auth service: sidLen characters of
+// base32Alphabet.
 func newSID() string { return rand.Text() + rand.Text() }
+
+// sidLen is the length of newSID's ids (rand.Text gives 26 characters).
+const sidLen = 2 * 26
 
 // ceremonyID returns the id naming to auth the ceremonies anyone can begin (sign-in, unlock,
 // setup), setting a new random one in the browser's ceremony cookie when it has none. It is not
@@ -97,7 +101,7 @@ func (s *server) ceremonyID(w http.ResponseWriter, r *http.Request) string {
 // ceremony) or the cookie is not one Maven set.
 func ceremonyIDOf(r *http.Request) string {
 	for _, name := range []string{ceremonyCookieNameTLS, ceremonyCookieName} {
-		if c, err := r.Cookie(name); err == nil && len(c.Value) == len(newSID()) && strings.Trim(c.Value, base32Alphabet) == "" {
+		if c, err := r.Cookie(name); err == nil && len(c.Value) == sidLen && strings.Trim(c.Value, base32Alphabet) == "" {
 			return c.Value
 		}
 	}
