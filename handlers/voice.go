@@ -8,6 +8,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	"maven/app/voice"
 )
@@ -68,44 +71,37 @@ type voiceResponse struct {
 
 // voicePost is POST /voice: authenticate, read, turn, answer. The token only lets a front end
 // submit utterances; it can never enable a tool or satisfy a step-up.
-func voicePost(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+// limit is read against now, so tests can move time.
+func voicePost(turner VoiceTurner, tokens TokenChecker, limit *rate.Limiter, now func() time.Time) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		if !tokens.Check(requestToken(r)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="maven", Basic realm="maven"`)
-			voiceError(w, http.StatusUnauthorized, "missing or wrong voice token")
-			return
+			return apiError{http.StatusUnauthorized, "missing or wrong voice token"}
 		}
-		if !limit.allow() {
+		if !limit.AllowN(now(), 1) {
 			w.Header().Set("Retry-After", "1")
-			voiceError(w, http.StatusTooManyRequests, "too many requests")
-			return
+			return apiError{http.StatusTooManyRequests, "too many requests"}
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxVoiceBody))
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			voiceError(w, http.StatusRequestEntityTooLarge, "the body is larger than 8 KiB")
-			return
+			return apiError{http.StatusRequestEntityTooLarge, "the body is larger than 8 KiB"}
 		case err != nil:
-			voiceError(w, http.StatusBadRequest, "could not read the body")
-			return
+			return apiError{http.StatusBadRequest, "could not read the body"}
 		}
 		var req voiceRequest
 		if err := json.Unmarshal(body, &req); err != nil {
-			voiceError(w, http.StatusBadRequest, "the body is not a JSON object of the expected shape")
-			return
+			return apiError{http.StatusBadRequest, "the body is not a JSON object of the expected shape"}
 		}
 		text := req.utterance()
 		switch {
 		case req.ConversationID == "":
-			voiceError(w, http.StatusBadRequest, "conversation_id is required")
-			return
+			return apiError{http.StatusBadRequest, "conversation_id is required"}
 		case len(req.ConversationID) > maxConversationID:
-			voiceError(w, http.StatusBadRequest, "conversation_id is too long")
-			return
+			return apiError{http.StatusBadRequest, "conversation_id is too long"}
 		case strings.TrimSpace(text) == "":
-			voiceError(w, http.StatusBadRequest, "text (or query, or a user message) is required")
-			return
+			return apiError{http.StatusBadRequest, "text (or query, or a user message) is required"}
 		}
 
 		reply := turner.Turn(r.Context(), req.ConversationID, text)
@@ -113,10 +109,11 @@ func voicePost(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) http
 		if wantsPlainText(r) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = io.WriteString(w, reply.Speech)
-			return
+			return nil
 		}
 		writeJSON(w, http.StatusOK, voiceResponse{Speech: reply.Speech, Outcome: string(reply.Outcome),
 			ExpectsReply: reply.ExpectsReply, Tool: reply.Tool, Output: reply.Speech})
+		return nil
 	}
 }
 
@@ -150,15 +147,9 @@ func wantsPlainText(r *http.Request) bool {
 	return false
 }
 
-func voiceError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, struct {
-		Error string `json:"error"`
-	}{msg})
-}
-
 // The webhook's rate limit: a person speaks a few turns a minute; a leaked token must not be
 // able to hammer tools.
 const (
-	voiceRate  = 5 // turns per second, sustained
-	voiceBurst = 30
+	voiceRate  rate.Limit = 5  // turns per second, sustained
+	voiceBurst int        = 30 // turns at once
 )

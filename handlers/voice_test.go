@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"maven/app/voice"
+
+	"golang.org/x/time/rate"
 )
 
 type recordingTurner struct {
@@ -64,7 +67,7 @@ func TestVoicePost(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			turner := &recordingTurner{}
-			h := voiceRoutes(turner, oneToken(token), newRateLimiter(100, 100, time.Now))
+			h := voiceRoutes(turner, oneToken(token), rate.NewLimiter(100, 100), time.Now)
 			method := c.method
 			if method == "" {
 				method = http.MethodPost
@@ -110,7 +113,7 @@ func TestVoicePost(t *testing.T) {
 
 func TestVoiceRateLimit(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	h := voiceRoutes(&recordingTurner{}, oneToken("t"), newRateLimiter(1, 3, func() time.Time { return now }))
+	h := voiceRoutes(&recordingTurner{}, oneToken("t"), rate.NewLimiter(1, 3), func() time.Time { return now })
 	codes := []int{}
 	for range 5 {
 		req := httptest.NewRequest(http.MethodPost, "/voice", strings.NewReader(`{"conversation_id":"c","text":"x"}`))
@@ -153,9 +156,10 @@ func basic(user, pass string) func(*http.Request) {
 }
 
 // voiceRoutes mounts the webhook the way Routes does, without the web app around it.
-func voiceRoutes(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) http.Handler {
+func voiceRoutes(turner VoiceTurner, tokens TokenChecker, limit *rate.Limiter, now func() time.Time) http.Handler {
+	s := &server{log: slog.New(slog.DiscardHandler)}
 	r := chi.NewRouter()
-	r.Post("/voice", voicePost(turner, tokens, limit))
+	r.Post("/voice", s.handle(voicePost(turner, tokens, limit, now)))
 	return r
 }
 
@@ -172,7 +176,7 @@ func FuzzVoicePost(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, accept string) {
 		turner := &recordingTurner{}
-		h := voiceRoutes(turner, oneToken("t"), newRateLimiter(1e9, 1e9, time.Now))
+		h := voiceRoutes(turner, oneToken("t"), rate.NewLimiter(rate.Inf, 0), time.Now)
 		req := httptest.NewRequest(http.MethodPost, "/voice", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")
 		req.Header.Set("Accept", accept)

@@ -15,6 +15,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/exec"
 	"maven/app/mcp"
@@ -58,7 +59,7 @@ func BenchmarkVoiceTurnVsDirectCall(b *testing.B) {
 			b.Fatal("the tool was never proposed")
 		}
 	}
-	if _, err := rows.EnableTool(ctx, row.ID, auth.ForTest(b, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := rows.EnableTool(ctx, row.ID, authtest.Proof(b, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		b.Fatal(err)
 	}
 	turns := voice.New(rows, manager, exec.New(manager, exec.Options{}), &lockFlag{}, voice.Options{Logger: logger})
