@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"maven/app/vault"
 	"maven/views"
@@ -38,9 +37,8 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 			return views.PasskeyList{}, err
 		}
 		row := views.PasskeyRow{
-			ID: p.ID, Name: p.Name, Created: formatTime(p.CreatedAt),
-			CreatedISO: p.CreatedAt.UTC().Format(time.RFC3339), CanUnlock: slot,
-			Current: p.ID == current, LastUsed: "never",
+			ID: p.ID, Name: p.Name, Created: timeOf(p.CreatedAt), LastUsed: timeOf(p.LastUsedAt),
+			CanUnlock: slot, Current: p.ID == current,
 			Unlock: "can sign in, cannot unlock",
 		}
 		switch {
@@ -50,10 +48,6 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 			// PRF works, but the vault holds no key for it yet (or there is no vault yet).
 			row.Unlock = "supports PRF, not set up to unlock yet"
 			row.CanEnroll = open
-		}
-		if !p.LastUsedAt.IsZero() {
-			row.LastUsed = formatTime(p.LastUsedAt)
-			row.LastUsedISO = p.LastUsedAt.UTC().Format(time.RFC3339)
 		}
 		list.Passkeys = append(list.Passkeys, row)
 	}
