@@ -270,6 +270,8 @@ func (f *fixture) boot() {
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).
 		TrustedProxies: []netip.Prefix{trustedProxy},
+		// No such file: the defaults run.
+		ConfigPath: "/etc/maven/maven.json",
 	})
 	if err != nil {
 		t.Fatal(err)

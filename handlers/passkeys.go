@@ -115,9 +115,14 @@ func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) error
 	if err := s.vault.ForgetPasskey(ctx, p.CredentialID); err != nil {
 		return err
 	}
-	// A removed passkey ends every session; this one goes on, unless it signed in with it.
+	// A removed passkey ends every session; this one goes on, unless it signed in with it: then
+	// the sign-in page says what happened and what to do.
 	if id == ownerFrom(ctx).passkey {
-		return s.expire(w, r)
+		if err := s.endSession(ctx); err != nil {
+			return err
+		}
+		sendTo(w, r, "/login?why="+whyPasskeyRemoved, http.StatusUnauthorized, "You removed the passkey you signed in with. Sign in with another.")
+		return nil
 	}
 	if err := s.reissue(w, r); err != nil {
 		return err

@@ -117,6 +117,7 @@ type server struct {
 	assets   *Assets
 	now      func() time.Time
 	config   views.ConfigInfo
+	origins  []string
 	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
 	// source; recovery codes in total too.
 	ceremoniesBySource *sourceLimits
@@ -144,7 +145,7 @@ func Routes(d Deps) (http.Handler, error) {
 	s := &server{
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
-		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded},
+		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

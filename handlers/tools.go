@@ -359,4 +359,3 @@ func text(s string) views.Text {
 	}
 	return out
 }
-

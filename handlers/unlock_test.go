@@ -368,7 +368,7 @@ func TestRecoveryCodeUnlocksAndIsRateLimitedPerSource(t *testing.T) {
 	// code signs nobody in.
 	vf.clock.Advance(handlers.RecoveryTotalEvery)
 	owner := vf.browser()
-	wantRedirect(t, "right code", owner.recovery(strings.ToLower(code)), "/login")
+	wantRedirect(t, "right code", owner.recovery(strings.ToLower(code)), "/login?why=recovered")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the recovery code did not unlock")
 	}
@@ -397,7 +397,7 @@ func TestStrangersCannotHoldTheRecoveryCodeBack(t *testing.T) {
 		}
 	}
 	vf.clock.Advance(handlers.RecoveryTotalEvery)
-	wantRedirect(t, "the owner's code after the guesses", vf.browser().recovery(code), "/login")
+	wantRedirect(t, "the owner's code after the guesses", vf.browser().recovery(code), "/login?why=recovered")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the owner's code did not unlock")
 	}
@@ -533,7 +533,7 @@ func TestNewRecoveryCodeReplacesTheOldOne(t *testing.T) {
 	if r := vf.browser().recovery(oldCode); r.Code != http.StatusBadRequest {
 		t.Fatalf("the old code: %d", r.Code)
 	}
-	wantRedirect(t, "the new code", vf.browser().recovery(newCode), "/login")
+	wantRedirect(t, "the new code", vf.browser().recovery(newCode), "/login?why=recovered")
 }
 
 func TestRemovedPasskeyCannotUnlock(t *testing.T) {

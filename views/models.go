@@ -13,6 +13,17 @@ type Page struct {
 	RecoveryUsed bool
 }
 
+// Reach says how to reach Maven at an address where passkeys work: the configured origins, and
+// for origins on localhost the SSH tunnel that brings one to another computer.
+type Reach struct {
+	Origins     []string
+	OriginsJSON string // the same, for pages.js to compare with the page's own origin
+	Origin      string // the first configured origin
+	LocalOnly   bool   // every origin is on localhost: only this machine, or a tunnel, reaches it
+	Tunnel      string // "ssh -L 8080:localhost:8080 you@HOST"
+	TunnelHost  string // HOST in Tunnel, as the browser named this machine ("" when not known)
+}
+
 // Segment is a run of text, or one hidden character spelled out as its code point.
 type Segment struct {
 	Text   string
@@ -41,10 +52,10 @@ type ToolsPage struct {
 // the search box, the filters and the pager swap it.
 type ToolList struct {
 	Query   string
-	State   string        // the state filter ("" for every state)
-	Filters Filters // "All", then each state, counting the rows that match Query
-	Groups  []ToolGroup   // this page's rows, by server
-	Total   int           // rows in this view (Query and State)
+	State   string      // the state filter ("" for every state)
+	Filters Filters     // "All", then each state, counting the rows that match Query
+	Groups  []ToolGroup // this page's rows, by server
+	Total   int         // rows in this view (Query and State)
 	Pager   Pager
 	Empty   string // what to say when no row is in this view
 	// Start, when the allowlist is empty, says where tools come from: the config file.
@@ -248,12 +259,12 @@ type PasskeyList struct {
 
 // PasskeyRow is one passkey.
 type PasskeyRow struct {
-	ID          int64
-	Name        string
+	ID        int64
+	Name      string
 	Created   Time
 	LastUsed  Time // zero Text when never used since registration
-	CanUnlock   bool
-	Unlock      string // "can unlock" or "can sign in, cannot unlock"
+	CanUnlock bool
+	Unlock    string // "can unlock" or "can sign in, cannot unlock"
 	// CanEnroll offers to let the passkey unlock: it supports PRF, the vault has no slot for it,
 	// and the vault is open (or not yet created).
 	CanEnroll bool
@@ -263,14 +274,20 @@ type PasskeyRow struct {
 // SetupPage is /setup.
 type SetupPage struct {
 	Page
+	Reach  Reach
 	Token  string
 	Usable bool // the token is an unused, unexpired setup link
+	// Passkeys the owner already has: the link adds one more to the same owner.
+	Passkeys int
 }
 
 // LoginPage is /login.
 type LoginPage struct {
 	Page
+	Reach       Reach
 	HasPasskeys bool
+	// Why says why the browser was sent here ("passkey-removed", "recovered"); "" for none.
+	Why string
 }
 
 // ErrorPage is a full-page error.
@@ -280,11 +297,12 @@ type ErrorPage struct {
 	Message string
 }
 
-// WrongHostPage names the addresses Maven answers at, to a browser that asked at another.
+// WrongHostPage names the addresses Maven answers at, to a browser that asked at another, and
+// how to get there from where the owner is.
 type WrongHostPage struct {
 	Page
-	Host    string   // the address asked for
-	Origins []string // the configured origins, each a link
+	Host  string // the address asked for
+	Reach Reach
 }
 
 // Flash is a short message shown in the page's status area.
@@ -296,6 +314,7 @@ type Flash struct {
 // UnlockPage is /unlock, built for a phone.
 type UnlockPage struct {
 	Page
+	Reach    Reach
 	HasVault bool
 	Locked   bool
 	Error    string // why the recovery code did not unlock

@@ -32,8 +32,8 @@ const (
 
 // Partial names, for Templates.Partial.
 const (
-	PartialToolList    = "tools/_list"
-	PartialToolRow     = "tools/_row"
+	PartialToolList = "tools/_list"
+	PartialToolRow  = "tools/_row"
 	// PartialToolChanged answers an action on a row (RowChange).
 	PartialToolChanged = "tools/_changed"
 	PartialServers     = "servers/_card"
