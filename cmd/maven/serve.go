@@ -201,6 +201,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
+	configPath, configLoaded := configSource(flags)
 	routes, err := handlers.Routes(handlers.Deps{
 		Logger:         logger,
 		Vault:          gate,
@@ -220,6 +221,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		Origins:        cfg.Origins,
 		TLS:            tlsOn,
 		TrustedProxies: cfg.TrustedProxies,
+		ConfigPath:     configPath,
+		ConfigLoaded:   configLoaded,
 	})
 	if err != nil {
 		return err
@@ -242,6 +245,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}()
 	manager.Run(ctx)
 	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", version)
+	logStart(logger, flags, cfg, d.listen)
 	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
 		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
 	}
