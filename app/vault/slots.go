@@ -57,4 +57,3 @@ func (v *Vault) wrapPRFSlot(key *dataKey, s Slot, pub []byte) (Slot, error) {
 	s.Nonce, s.WrappedKey, s.PublicKey = nonce, wrapped, append(pubNonce, sealedPub...)
 	return s, nil
 }
-

@@ -16,6 +16,10 @@ import (
 const version = "0.1.0-dev"
 
 func main() {
+	if err := clobberFreed(os.Args[1:], os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "maven:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,10 +63,22 @@ var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startDaemon starts the daemon on a random port and waits until /healthz answers.
 func startDaemon(t *testing.T, data string, extra ...string) *daemonProc {
 	t.Helper()
+	return runDaemon(t, daemonCommand(t, mavenBinary(t), data, extra...))
+}
+
+// daemonCommand is `maven serve` of the binary bin on data and a random port.
+func daemonCommand(t *testing.T, bin, data string, extra ...string) *exec.Cmd {
 	args := append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(mavenBinary(t), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir() // no maven.json here: the embedded defaults
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	return cmd
+}
+
+// runDaemon starts cmd, a `maven serve`, and waits until /healthz answers.
+func runDaemon(t *testing.T, cmd *exec.Cmd) *daemonProc {
+	t.Helper()
+	data := cmd.Args[slices.Index(cmd.Args, "--data")+1]
 	pr, pw := io.Pipe()
 	d := &daemonProc{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1)}
 	cmd.Stderr = pw

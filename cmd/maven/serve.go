@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -83,6 +84,10 @@ func loadConfig(f serveFlags) (config.Config, error) {
 // serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
 // stop accepting, let in-flight requests finish, close the IPC socket, close the database.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	// Before any secret can reach memory.
+	if err := forbidMemoryReads(); err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	flags, err := parseServeFlags(args, getenv, stderr)
 	if err != nil {
@@ -232,6 +237,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	gate.OnLock(releaseAfterLock(srv))
 	serveErr := make(chan error, 1)
 	go func() {
 		if tlsOn {
@@ -298,4 +304,26 @@ func localTools(cfg config.Config) []allowlist.LocalTool {
 		out[i] = allowlist.LocalTool{Name: t.Name, Argv: t.Argv}
 	}
 	return out
+}
+
+// releaseAfterLock collects what a lock freed, once the sessions that used secrets have closed
+// (on their own goroutines, a graceful close taking a few seconds at most). Idle connections
+// keep their last request in a buffer, so they are closed: the MCP clients' (an Authorization
+// header) and the web server's (the form that carried a recovery code; browsers are signed out
+// by the lock anyway and simply reconnect). The garbage is then collected, so that clobberfree
+// (see clobberFreed) overwrites it and whole pages go back to the kernel. It never blocks the
+// lock.
+func releaseAfterLock(web *http.Server) func() {
+	return func() {
+		for _, after := range []time.Duration{time.Second, 5 * time.Second, 15 * time.Second} {
+			time.AfterFunc(after, func() {
+				if t, ok := http.DefaultTransport.(*http.Transport); ok {
+					t.CloseIdleConnections()
+				}
+				web.SetKeepAlivesEnabled(false) // closes the idle connections
+				web.SetKeepAlivesEnabled(true)
+				debug.FreeOSMemory()
+			})
+		}
+	}
 }
