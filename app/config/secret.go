@@ -22,26 +22,19 @@ type ref struct {
 	name       string
 }
 
-// findRefs returns the secret references in s, or a message describing the first "${" that does
-// not start a well-formed one. Any "${" counts, so that ${VAR} or ${env:VAR} written for another
-// MCP client is refused instead of being sent on literally.
+// findRefs returns the secret references in s, or a message describing the first malformed
+// one. Any other "${" was dealt with when the file was read (see expandVars): what is left is
+// text for the server, such as a variable its own env defines.
 func findRefs(s string) ([]ref, string) {
 	var refs []ref
 	for i := 0; ; {
-		j := strings.Index(s[i:], "${")
+		j := strings.Index(s[i:], refOpen)
 		if j < 0 {
 			return refs, ""
 		}
 		start := i + j
 		rest := s[start:]
 		end := strings.IndexByte(rest, '}')
-		if !strings.HasPrefix(rest, refOpen) {
-			shown := rest
-			if end >= 0 {
-				shown = rest[:end+1]
-			}
-			return nil, fmt.Sprintf("%s is not a secret reference; write ${secret:NAME}", quoteValue(shown))
-		}
 		if end < 0 {
 			return nil, fmt.Sprintf("unterminated secret reference %s; write ${secret:NAME}", quoteValue(rest))
 		}

@@ -65,8 +65,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 
 // loadConfig reads the config file. A missing default maven.json means the embedded defaults; a
 // missing file the owner named is an error.
-func loadConfig(f serveFlags) (config.Config, error) {
-	cfg, err := config.Load(f.configPath)
+func loadConfig(f serveFlags, getenv func(string) string) (config.Config, error) {
+	cfg, err := config.Load(f.configPath, getenv)
 	if errors.Is(err, fs.ErrNotExist) && !f.configExplicit {
 		cfg, err = config.Default(), nil
 	}
@@ -93,7 +93,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(flags)
+	cfg, err := loadConfig(flags, getenv)
 	if err != nil {
 		return err
 	}
