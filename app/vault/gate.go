@@ -16,7 +16,6 @@ import (
 // run after the data key is forgotten (sessions closed, pending confirms and step-ups dropped).
 // Hooks must not block: an unlock answers the owner's phone, and nothing slow may sit in
 // between. A daemon without a vault is unlocked: there is nothing to unlock.
-
 //
 // Every change of state, and every change of the secrets, goes through the Gate, so hooks see
 // them in the order they happened.
