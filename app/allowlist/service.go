@@ -119,16 +119,36 @@ type LocalTool struct {
 	Argv []string
 }
 
+// Refused is a config tool SyncConfigTools could not propose.
+type Refused struct {
+	Index int    // its place in the list SyncConfigTools was given
+	Name  string // its name
+	Err   error  // why; it wraps ErrInvalid
+}
+
 // SyncConfigTools proposes the config's local commands and withdraws the config-sourced rows the
-// config no longer names, all in one transaction.
-func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) error {
-	return s.Update(ctx, func(tx *Tx) error {
+// config no longer names, all in one transaction. A tool that cannot be proposed (its name
+// belongs to another row: an MCP tool's, perhaps one withdrawn long ago) is refused without
+// holding back the others, so one bad entry never stops the daemon; the row it was before, if
+// any, is left as it is.
+func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) ([]Refused, error) {
+	var refused []Refused
+	err := s.Update(ctx, func(tx *Tx) error {
+		refused = nil
 		kept := make(map[int64]bool, len(tools))
-		for _, lt := range tools {
+		for i, lt := range tools {
 			t, _, err := tx.Propose(ctx, Proposal{
 				Name: lt.Name, Cmd: lt.Argv, Scope: ScopeLocal,
 				Source: SourceConfig, Provenance: "proposed from the config file", Actor: "config",
 			})
+			if errors.Is(err, ErrInvalid) {
+				// Refused before anything was written, so the transaction goes on.
+				refused = append(refused, Refused{Index: i, Name: lt.Name, Err: err})
+				if old, err := tx.st.FindByCmd(ctx, ScopeLocal, lt.Argv); err == nil {
+					kept[old.ID] = true
+				}
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("config tool %q: %w", lt.Name, err)
 			}
@@ -148,6 +168,10 @@ func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) error 
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return refused, nil
 }
 
 // Tx applies rule-checked changes inside one transaction (see Service.Update).
@@ -429,7 +453,7 @@ func (tx *Tx) checkNameFree(ctx context.Context, name string, self int64) error 
 	if other.ID == self {
 		return nil
 	}
-	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d)", ErrInvalid, name, other.ID)
+	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d, %s, %s)", ErrInvalid, name, other.ID, other.Scope, other.State)
 }
 
 // sameRow reports whether saving t over old would change nothing.

@@ -71,6 +71,9 @@ func cliStatus(ctx context.Context, args []string, getenv func(string) string, s
 	fmt.Fprintf(stdout, "maven %s, %s, listening on %s, up since %s\n", st.Version, lock, st.Listen, st.StartedAt.Local().Format(time.DateTime))
 	fmt.Fprintf(stdout, "tools: %d enabled, %d proposed, %d disabled, %d withdrawn\n",
 		st.Tools["enabled"], st.Tools["proposed"], st.Tools["disabled"], st.Tools["withdrawn"])
+	for _, p := range st.ConfigProblems {
+		fmt.Fprintf(stdout, "config %s: %s: %s\n", p.Level, terminalSafe(p.Key), terminalSafe(p.Msg))
+	}
 	return nil
 }
 

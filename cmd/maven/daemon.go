@@ -28,6 +28,8 @@ type daemon struct {
 	tokens  *bearer.Tokens
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
+	// problems are what the config holds that the daemon started despite.
+	problems *config.Problems
 }
 
 // Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.
@@ -56,6 +58,8 @@ type statusResult struct {
 	Listen    string         `json:"listen"`
 	StartedAt time.Time      `json:"started_at"`
 	Tools     map[string]int `json:"tools"` // rows by state
+	// ConfigProblems are what the config holds that the daemon started despite, errors first.
+	ConfigProblems []config.Problem `json:"config_problems"`
 }
 
 func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) {
@@ -70,7 +74,8 @@ func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) 
 	for _, r := range rows {
 		counts[string(r.State)]++
 	}
-	return statusResult{Version: version, Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts}, nil
+	return statusResult{Version: version, Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts,
+		ConfigProblems: d.problems.List()}, nil
 }
 
 // toolResult is one row of the `tools` IPC result (DESIGN.md, Interfaces).

@@ -108,8 +108,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	defer bdb.Close()
 
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
-	if err := tools.SyncConfigTools(ctx, localTools(cfg)); err != nil {
-		return fmt.Errorf("propose the config's tools: %w", err)
+	problems := &config.Problems{}
+	if err := syncConfigTools(ctx, tools, cfg, problems, logger); err != nil {
+		return err
 	}
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
 	// proposes rows. Nothing is dialled here.
@@ -170,7 +171,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
-		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String()}
+		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems}
 	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
 		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
 		OnTurn: func(o voice.Outcome) {
@@ -296,6 +297,33 @@ func secureCookies(cfg config.Config) bool {
 		}
 	}
 	return len(cfg.Origins) > 0
+}
+
+// syncConfigTools proposes the config's local commands and puts what the config holds that the
+// daemon starts despite (its warnings, a tool that could not be proposed) in problems, logging
+// each: one bad entry never stops the daemon.
+func syncConfigTools(ctx context.Context, tools *allowlist.Service, cfg config.Config, problems *config.Problems, logger *slog.Logger) error {
+	list := cfg.WarningProblems()
+	refused, err := tools.SyncConfigTools(ctx, localTools(cfg))
+	if err != nil {
+		return fmt.Errorf("propose the config's tools: %w", err)
+	}
+	for _, r := range refused {
+		list = append(list, config.Problem{
+			Key: fmt.Sprintf("tools[%d].name", r.Index), Level: config.LevelError,
+			Msg: fmt.Sprintf("%q was not proposed: %s. Give the config tool another name: a row keeps its name for its audit trail, withdrawn or not",
+				r.Name, strings.TrimPrefix(r.Err.Error(), allowlist.ErrInvalid.Error()+": ")),
+		})
+	}
+	for _, p := range list {
+		level := slog.LevelWarn
+		if p.Level == config.LevelError {
+			level = slog.LevelError
+		}
+		logger.Log(ctx, level, "config: "+p.Msg, "key", p.Key)
+	}
+	problems.Set(list)
+	return nil
 }
 
 func localTools(cfg config.Config) []allowlist.LocalTool {
