@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"maven/app/allowlist"
@@ -20,6 +21,7 @@ import (
 type daemon struct {
 	started time.Time
 	listen  string
+	dataDir string // absolute
 	cfg     config.Config
 	tools   *allowlist.Service
 	auth    *auth.Service
@@ -30,6 +32,7 @@ type daemon struct {
 	metricsTokens *bearer.Tokens
 	// problems are what the config holds that the daemon started despite.
 	problems *config.Problems
+	log    *slog.Logger
 }
 
 // Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.
@@ -48,12 +51,17 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"metrics_token_rotate": d.ipcMetricsTokenRotate,
 		"lock":                 d.ipcLock,
 		"secret_set":           d.ipcSecretSet,
+		"secret_list":          d.ipcSecretList,
 	}
 }
 
 // statusResult is the `status` IPC result.
 type statusResult struct {
 	Version   string         `json:"version"`
+	Commit    string         `json:"commit"`   // the VCS revision the daemon was built from, "" if unknown
+	Modified  bool           `json:"modified"` // built from a working tree with uncommitted changes
+	Go        string         `json:"go"`
+	DataDir   string         `json:"data_dir"` // absolute
 	Locked    bool           `json:"locked"`
 	Listen    string         `json:"listen"`
 	StartedAt time.Time      `json:"started_at"`
@@ -74,8 +82,9 @@ func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) 
 	for _, r := range rows {
 		counts[string(r.State)]++
 	}
-	return statusResult{Version: version, Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts,
-		ConfigProblems: d.problems.List()}, nil
+	b := readBuildInfo()
+	return statusResult{Version: b.Version, Commit: b.Commit, Modified: b.Modified, Go: b.Go, DataDir: d.dataDir,
+		Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts, ConfigProblems: d.problems.List()}, nil
 }
 
 // toolResult is one row of the `tools` IPC result (DESIGN.md, Interfaces).

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,7 +62,7 @@ var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startDaemon starts the daemon on a random port and waits until /healthz answers.
 func startDaemon(t *testing.T, data string, extra ...string) *daemonProc {
 	t.Helper()
-	return runDaemon(t, daemonCommand(t, mavenBinary(t), data, extra...))
+	return runDaemon(t, daemonCommand(t, mavenBinary(t), data, extra...), data)
 }
 
 // daemonCommand is `maven serve` of the binary bin on data and a random port.
@@ -75,10 +74,10 @@ func daemonCommand(t *testing.T, bin, data string, extra ...string) *exec.Cmd {
 	return cmd
 }
 
-// runDaemon starts cmd, a `maven serve`, and waits until /healthz answers.
-func runDaemon(t *testing.T, cmd *exec.Cmd) *daemonProc {
+// runDaemon starts cmd, a `maven serve` keeping its data in data, and waits until /healthz
+// answers.
+func runDaemon(t *testing.T, cmd *exec.Cmd, data string) *daemonProc {
 	t.Helper()
-	data := cmd.Args[slices.Index(cmd.Args, "--data")+1]
 	pr, pw := io.Pipe()
 	d := &daemonProc{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1)}
 	cmd.Stderr = pw
@@ -270,7 +269,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	missing := filepath.Join(dir, "missing.json")
-	err = run(context.Background(), []string{"serve", "--config", missing}, func(string) string { return "" }, nil, io.Discard, &errb)
+	err = run(context.Background(), []string{"serve", "--config", missing, "--data", filepath.Join(dir, "data")}, func(string) string { return "" }, nil, io.Discard, &errb)
 	if err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Fatalf("a missing explicit config: %v", err)
 	}

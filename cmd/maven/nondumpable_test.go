@@ -58,7 +58,7 @@ func TestDaemonMemoryIsClosedToItsOwnUser(t *testing.T) {
 	cmd.SysProcAttr = asNobody
 	cmd.Dir = shared
 	cmd.Env = append(cmd.Env, "HOME="+shared)
-	d := runDaemon(t, cmd)
+	d := runDaemon(t, cmd, data)
 	if got := readMemAs(t, reader, asNobody, d.cmd.Process.Pid); !strings.Contains(got, "permission denied") {
 		t.Fatalf("a process of the daemon's own user opened its memory: %s", got)
 	}

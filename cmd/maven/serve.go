@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -35,34 +33,6 @@ import (
 	"maven/views"
 )
 
-// serveFlags are the daemon's settings from flags and environment; flags win.
-type serveFlags struct {
-	configPath     string
-	configExplicit bool
-	dataDir        string
-	listen         string
-}
-
-func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f serveFlags
-	fs.StringVar(&f.configPath, "config", getenv("MAVEN_CONFIG"), "config file (default maven.json if it exists; env MAVEN_CONFIG)")
-	fs.StringVar(&f.dataDir, "data", envOr(getenv, "MAVEN_DATA", "data"), "data directory (env MAVEN_DATA)")
-	fs.StringVar(&f.listen, "listen", getenv("MAVEN_LISTEN"), "listen address, default from the config or 127.0.0.1:8080 (env MAVEN_LISTEN)")
-	if err := fs.Parse(args); err != nil {
-		return f, err
-	}
-	if fs.NArg() > 0 {
-		return f, usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Arg(0))}
-	}
-	f.configExplicit = f.configPath != ""
-	if !f.configExplicit {
-		f.configPath = "maven.json"
-	}
-	return f, nil
-}
-
 // loadConfig reads the config file. A missing default maven.json means the embedded defaults; a
 // missing file the owner named is an error.
 func loadConfig(f serveFlags, getenv func(string) string) (config.Config, error) {
@@ -83,16 +53,17 @@ func loadConfig(f serveFlags, getenv func(string) string) (config.Config, error)
 
 // serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
 // stop accepting, let in-flight requests finish, close the IPC socket, close the database.
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func serve(ctx context.Context, in *invocation, args []string) error {
 	// Before any secret can reach memory.
 	if err := forbidMemoryReads(); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	flags, err := parseServeFlags(args, getenv, stderr)
+	getenv := in.getenv
+	flags, err := in.parseServeFlags(args)
 	if err != nil {
 		return err
 	}
+	logger := newLogger(in.stderr, flags.logFormat, flags.logLevel)
 	cfg, err := loadConfig(flags, getenv)
 	if err != nil {
 		return err
@@ -171,7 +142,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
-		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems}
+		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
+		dataDir: flags.dataDir, log: logger}
 	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
 		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
 		OnTurn: func(o voice.Outcome) {
@@ -248,7 +220,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		serveErr <- srv.Serve(ln)
 	}()
 	manager.Run(ctx)
-	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", version)
+	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", readBuildInfo().String())
 	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
 		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
 	}
