@@ -32,6 +32,8 @@ type daemon struct {
 	metricsTokens *bearer.Tokens
 	// problems are what the config holds that the daemon started despite.
 	problems *config.Problems
+	// backup writes a consistent copy of the database to a path (db.Backup).
+	backup func(ctx context.Context, path string) (int64, error)
 	log    *slog.Logger
 }
 
@@ -52,6 +54,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"lock":                 d.ipcLock,
 		"secret_set":           d.ipcSecretSet,
 		"secret_list":          d.ipcSecretList,
+		"backup":               d.ipcBackup,
 	}
 }
 

@@ -143,7 +143,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
 		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
-		dataDir: flags.dataDir, log: logger}
+		dataDir: flags.dataDir, log: logger,
+		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
 	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
 		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
 		OnTurn: func(o voice.Outcome) {
