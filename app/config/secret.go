@@ -76,24 +76,43 @@ func replaceRefs(s string, refs []ref, repl func(i int, name string) string) str
 	return b.String()
 }
 
-// Expand returns s with every ${secret:NAME} replaced by lookup(NAME). Substituted values are
-// not scanned again, so a secret that happens to contain "${secret:…}" stays as it is. A missing
-// secret is an error naming it that wraps ErrSecretNotSet; a malformed reference is an error too.
-func Expand(s string, lookup func(name string) (string, bool)) (string, error) {
+// Expand returns s with every ${secret:NAME} replaced by lookup(NAME). lookup hands over values
+// Expand owns: each is zeroed once copied into the result. Substituted values are not scanned
+// again, so a secret that happens to contain "${secret:…}" stays as it is. A missing secret is
+// an error naming it that wraps ErrSecretNotSet; a malformed reference is an error too.
+func Expand(s string, lookup func(name string) ([]byte, bool)) (string, error) {
 	refs, msg := findRefs(s)
 	if msg != "" {
 		return "", errorf("", msg)
 	}
-	var missing string
-	out := replaceRefs(s, refs, func(_ int, name string) string {
-		v, ok := lookup(name)
-		if !ok && missing == "" {
-			missing = name
-		}
-		return v
-	})
-	if missing != "" {
-		return "", &Error{Msg: fmt.Sprintf("secret %q is not set", missing), Err: ErrSecretNotSet}
+	if len(refs) == 0 {
+		return s, nil
 	}
-	return out, nil
+	vals := make([][]byte, len(refs))
+	defer func() {
+		for _, v := range vals {
+			clear(v)
+		}
+	}()
+	size := len(s)
+	for i, r := range refs {
+		v, ok := lookup(r.name)
+		vals[i] = v
+		if !ok {
+			return "", &Error{Msg: fmt.Sprintf("secret %q is not set", r.name), Err: ErrSecretNotSet}
+		}
+		size += len(v) - (r.end - r.start)
+	}
+	// Built in one buffer of the right size, zeroed afterwards, so the result is the one copy
+	// of the values left.
+	buf := make([]byte, 0, size)
+	defer clear(buf[:size])
+	last := 0
+	for i, r := range refs {
+		buf = append(buf, s[last:r.start]...)
+		buf = append(buf, vals[i]...)
+		last = r.end
+	}
+	buf = append(buf, s[last:]...)
+	return string(buf), nil
 }

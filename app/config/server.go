@@ -58,10 +58,10 @@ func (s Server) SecretRefs() []string {
 // vault is unlocked.
 func (s Server) NeedsSecrets() bool { return len(s.SecretRefs()) > 0 }
 
-// Expanded returns a copy of the server with every secret reference replaced by lookup(NAME).
-// The copy shares no slice or map with s. Errors are *Error values naming the key, and wrap
-// ErrSecretNotSet when a secret is missing.
-func (s Server) Expanded(lookup func(name string) (string, bool)) (Server, error) {
+// Expanded returns a copy of the server with every secret reference replaced by lookup(NAME),
+// whose values it owns and zeroes (see Expand). The copy shares no slice or map with s. Errors
+// are *Error values naming the key, and wrap ErrSecretNotSet when a secret is missing.
+func (s Server) Expanded(lookup func(name string) ([]byte, bool)) (Server, error) {
 	out := s
 	out.Args = slices.Clone(s.Args)
 	out.Env = maps.Clone(s.Env)

@@ -8,10 +8,10 @@ import (
 )
 
 // secrets is a lookup over a fixed set of secrets.
-func secrets(m map[string]string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
+func secrets(m map[string]string) func(string) ([]byte, bool) {
+	return func(name string) ([]byte, bool) {
 		v, ok := m[name]
-		return v, ok
+		return []byte(v), ok
 	}
 }
 

@@ -17,6 +17,10 @@ import (
 // Hooks must not block: an unlock answers the owner's phone, and nothing slow may sit in
 // between. A daemon without a vault is unlocked: there is nothing to unlock.
 //
+// The lookup an OnUnlock hook gets hands out values the caller owns and zeroes when done (see
+// Vault.Lookup); after a lock it finds nothing, and whatever a hook kept of the values it must
+// zero once its OnLock hook has run.
+//
 // Every change of state, and every change of the secrets, goes through the Gate, so hooks see
 // them in the order they happened.
 type Gate struct {
@@ -28,7 +32,7 @@ type Gate struct {
 	mu       sync.Mutex
 	exists   bool
 	epoch    string
-	onUnlock []func(lookup func(name string) (string, bool))
+	onUnlock []func(lookup func(name string) ([]byte, bool))
 	onLock   []func()
 }
 
@@ -51,7 +55,7 @@ func NewGate(ctx context.Context, v *Vault, logger *slog.Logger) (*Gate, error) 
 // OnUnlock adds f to the hooks run after every unlock, after the vault is created, and after a
 // secret is set or deleted (so a server waiting on that secret notices). f gets the open
 // vault's lookup.
-func (g *Gate) OnUnlock(f func(lookup func(name string) (string, bool))) {
+func (g *Gate) OnUnlock(f func(lookup func(name string) ([]byte, bool))) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.onUnlock = append(g.onUnlock, f)
@@ -258,19 +262,12 @@ func (g *Gate) ForgetPasskey(ctx context.Context, credentialID []byte) error {
 	return err
 }
 
-// lookupString is the vault's lookup as the MCP manager still takes it.
-func (g *Gate) lookupString(name string) (string, bool) {
-	b, ok := g.v.Lookup(name)
-	defer clear(b)
-	return string(b), ok
-}
-
 // unlocked runs the OnUnlock hooks with the vault's lookup. The caller holds turn.
 func (g *Gate) unlocked() {
 	g.mu.Lock()
-	hooks := append([]func(func(string) (string, bool)){}, g.onUnlock...)
+	hooks := append([]func(func(string) ([]byte, bool)){}, g.onUnlock...)
 	g.mu.Unlock()
 	for _, f := range hooks {
-		f(g.lookupString)
+		f(g.v.Lookup)
 	}
 }
