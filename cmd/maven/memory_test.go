@@ -77,7 +77,7 @@ func TestLockLeavesNoKeyOrSecretInMemory(t *testing.T) {
 		s := mcpServers(t, data)
 		return s["tasks"].State == "locked" && s["memory"].State == "locked"
 	})
-	after, hits := waitForScan(t, pid, patterns, 20*time.Second, func(c map[string]int) bool { return len(c) == 0 })
+	after, hits := waitForScan(t, pid, patterns, 40*time.Second, func(c map[string]int) bool { return len(c) == 0 })
 	t.Logf("after maven lock: found %v", after)
 	for _, h := range hits {
 		t.Errorf("after lock: %s at %#x (%s)", h.Pattern, h.Addr, h.Region)

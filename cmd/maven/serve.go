@@ -307,23 +307,23 @@ func localTools(cfg config.Config) []allowlist.LocalTool {
 	return out
 }
 
-// releaseAfterLock collects what a lock freed, once the sessions that used secrets have closed
-// (on their own goroutines, a graceful close taking a few seconds at most). Idle connections
-// keep their last request in a buffer, so they are closed: the MCP clients' (an Authorization
-// header) and the web server's (the form that carried a recovery code; browsers are signed out
-// by the lock anyway and simply reconnect). The garbage is then collected, so that clobberfree
-// (see clobberFreed) overwrites it and whole pages go back to the kernel. It never blocks the
-// lock.
+// releaseAfterLock collects what a lock freed, over the seconds the sessions that used secrets
+// take to close (on their own goroutines; a graceful close waits a few seconds at most). Idle
+// connections keep their last request in a buffer, so they are closed: the MCP clients' (an
+// Authorization header) and the web server's (the form that carried a recovery code; browsers
+// are signed out by the lock anyway and simply reconnect). Each pass first collects what the
+// ones before closed, so that clobberfree (see clobberFreed) overwrites it and whole pages go
+// back to the kernel. It never blocks the lock.
 func releaseAfterLock(web *http.Server) func() {
 	return func() {
-		for _, after := range []time.Duration{time.Second, 5 * time.Second, 15 * time.Second} {
+		for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
 			time.AfterFunc(after, func() {
+				debug.FreeOSMemory()
 				if t, ok := http.DefaultTransport.(*http.Transport); ok {
 					t.CloseIdleConnections()
 				}
 				web.SetKeepAlivesEnabled(false) // closes the idle connections
 				web.SetKeepAlivesEnabled(true)
-				debug.FreeOSMemory()
 			})
 		}
 	}
