@@ -44,16 +44,8 @@ func TestSecretNeverOnACommandLine(t *testing.T) {
 
 	// The secret through env; the argument names the variable, as mcp-remote's --header does.
 	write(fmt.Sprintf(`{"mcpServers": {"memory": {"command": %q, "args": [%q, "--label=${TOK}"], "env": {"TOK": "${secret:tok}"}}}}`, node, memoryServer))
-	code := createVaultOffline(t, data)
-	daemontest.ApproveCommandLines(t, data, cfg)
-	d := startDaemon(t, data, "--config", cfg)
-	if resp := unlockWithRecovery(t, d, code); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("recovery unlock: %d", resp.StatusCode)
-	}
 	secret := "mvn-" + rand.Text()
-	if out, err := secretSet(t, data, "tok", secret); err != nil {
-		t.Fatalf("secret set: %v %s", err, out)
-	}
+	d, _ := startWithSecret(t, data, cfg, "tok", secret)
 	waitFor(t, 20*time.Second, func() bool { return serverState(t, data, "memory") == "connected" })
 
 	child := childOf(t, d.cmd.Process.Pid)
@@ -68,6 +60,27 @@ func TestSecretNeverOnACommandLine(t *testing.T) {
 	if environ := readAs(t, "/proc/"+strconv.Itoa(child)+"/environ"); os.Geteuid() == 0 && environ != "" {
 		t.Fatalf("another user reads the server's environment")
 	}
+}
+
+// startWithSecret makes a vault, approves the config's command lines, starts the daemon on
+// them, unlocks it with the recovery code (which it returns) and seals value as name.
+func startWithSecret(t *testing.T, data, cfg, name, value string) (*daemonProc, string) {
+	t.Helper()
+	code := createVaultOffline(t, data)
+	daemontest.ApproveCommandLines(t, data, cfg)
+	d := startDaemon(t, data, "--config", cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.stderr.String())
+		}
+	})
+	if resp := unlockWithRecovery(t, d, code); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("recovery unlock: %d", resp.StatusCode)
+	}
+	if out, err := secretSet(t, data, name, value); err != nil {
+		t.Fatalf("secret set: %v %s", err, out)
+	}
+	return d, code
 }
 
 // childOf returns the PID of a child process of pid (any of its threads may have started it).

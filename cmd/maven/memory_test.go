@@ -4,14 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"maven/internal/daemontest"
 )
 
 // TestLockLeavesNoKeyOrSecretInMemory is DESIGN.md rule 22 against the real binary: with two
@@ -33,22 +30,8 @@ func TestLockLeavesNoKeyOrSecretInMemory(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code := createVaultOffline(t, data)
+	d, code := startWithSecret(t, data, cfg, "tok", secret)
 	dek := recoveryDEK(t, data, code)
-	daemontest.ApproveCommandLines(t, data, cfg)
-
-	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
-	if resp := unlockWithRecovery(t, d, code); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("recovery unlock: %d", resp.StatusCode)
-	}
-	if out, err := secretSet(t, data, "tok", secret); err != nil {
-		t.Fatalf("secret set: %v %s", err, out)
-	}
 	waitFor(t, 20*time.Second, func() bool {
 		s := mcpServers(t, data)
 		return s["tasks"].State == "connected" && s["memory"].State == "connected"
