@@ -225,40 +225,7 @@ func (s Server) validate(path string) []*Error {
 	var errs []*Error
 	add := func(key, msg string) { errs = append(errs, errorf(key, msg)) }
 	key := func(k string) string { return keyPath(path, k) }
-	var forbidden []string // keys set that the transport does not use
-	switch s.Type {
-	case TransportStdio:
-		if s.Command == "" {
-			add(key("command"), "required for a stdio server")
-		}
-		if s.URL != "" {
-			forbidden = append(forbidden, "url")
-		}
-		if len(s.Headers) > 0 {
-			forbidden = append(forbidden, "headers")
-		}
-	case TransportHTTP, TransportSSE:
-		if s.URL == "" {
-			add(key("url"), fmt.Sprintf("required for an %s server", s.Type))
-		}
-		if s.Command != "" {
-			forbidden = append(forbidden, "command")
-		}
-		if len(s.Args) > 0 {
-			forbidden = append(forbidden, "args")
-		}
-		if len(s.Env) > 0 {
-			forbidden = append(forbidden, "env")
-		}
-		if s.Cwd != "" {
-			forbidden = append(forbidden, "cwd")
-		}
-	default:
-		add(key("type"), "expected "+wantType+", got "+quoteValue(string(s.Type)))
-	}
-	for _, f := range forbidden {
-		add(key(f), fmt.Sprintf("not allowed for a server of type %q", s.Type))
-	}
+	errs = append(errs, s.validateTransport(path)...)
 
 	// Every value that may hold references must hold only well-formed ones, and none on the
 	// command line, which every local user can read.
@@ -305,6 +272,48 @@ func (s Server) validate(path string) []*Error {
 		if t == "" {
 			add(indexPath(key("allow_tools"), i), "expected a tool name, got an empty string")
 		}
+	}
+	return errs
+}
+
+// validateTransport checks the server has the keys its transport needs, and none it ignores.
+func (s Server) validateTransport(path string) []*Error {
+	var errs []*Error
+	add := func(key, msg string) { errs = append(errs, errorf(key, msg)) }
+	key := func(k string) string { return keyPath(path, k) }
+	var forbidden []string // keys set that the transport does not use
+	switch s.Type {
+	case TransportStdio:
+		if s.Command == "" {
+			add(key("command"), "required for a stdio server")
+		}
+		if s.URL != "" {
+			forbidden = append(forbidden, "url")
+		}
+		if len(s.Headers) > 0 {
+			forbidden = append(forbidden, "headers")
+		}
+	case TransportHTTP, TransportSSE:
+		if s.URL == "" {
+			add(key("url"), fmt.Sprintf("required for an %s server", s.Type))
+		}
+		if s.Command != "" {
+			forbidden = append(forbidden, "command")
+		}
+		if len(s.Args) > 0 {
+			forbidden = append(forbidden, "args")
+		}
+		if len(s.Env) > 0 {
+			forbidden = append(forbidden, "env")
+		}
+		if s.Cwd != "" {
+			forbidden = append(forbidden, "cwd")
+		}
+	default:
+		add(key("type"), "expected "+wantType+", got "+quoteValue(string(s.Type)))
+	}
+	for _, f := range forbidden {
+		add(key(f), fmt.Sprintf("not allowed for a server of type %q", s.Type))
 	}
 	return errs
 }
