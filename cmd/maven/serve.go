@@ -206,14 +206,14 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           routes,
+		Handler:           closeAfterKeys(routes),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	gate.OnLock(releaseAfterLock(srv))
+	gate.OnLock(releaseAfterLock)
 	serveErr := make(chan error, 1)
 	go func() {
 		if tlsOn {
@@ -310,23 +310,38 @@ func localTools(cfg config.Config) []allowlist.LocalTool {
 }
 
 // releaseAfterLock collects what a lock freed, over the seconds the sessions that used secrets
-// take to close (on their own goroutines; a graceful close waits a few seconds at most). Idle
-// connections keep their last request in a buffer, so they are closed: the MCP clients' (an
-// Authorization header) and the web server's (the form that carried a recovery code; browsers
-// are signed out by the lock anyway and simply reconnect). Each pass first collects what the
-// ones before closed, so that clobberfree (see clobberFreed) overwrites it and whole pages go
-// back to the kernel. It never blocks the lock.
-func releaseAfterLock(web *http.Server) func() {
-	return func() {
-		for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
-			time.AfterFunc(after, func() {
-				debug.FreeOSMemory()
-				if t, ok := http.DefaultTransport.(*http.Transport); ok {
-					t.CloseIdleConnections()
-				}
-				web.SetKeepAlivesEnabled(false) // closes the idle connections
-				web.SetKeepAlivesEnabled(true)
-			})
-		}
+// take to close (on their own goroutines; a graceful close waits a few seconds at most). The MCP
+// clients' idle connections keep their last request, Authorization header and all, in a buffer,
+// so they are closed. Each pass first collects what the ones before closed, so that clobberfree
+// (see clobberFreed) overwrites it and whole pages go back to the kernel. It never blocks the
+// lock.
+func releaseAfterLock() {
+	for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
+		time.AfterFunc(after, func() {
+			debug.FreeOSMemory()
+			if t, ok := http.DefaultTransport.(*http.Transport); ok {
+				t.CloseIdleConnections()
+			}
+		})
 	}
+}
+
+// keyBearing are the requests whose body carries key material: a recovery code, a passkey's
+// PRF output (DESIGN.md's interfaces name these pages).
+var keyBearing = map[string]bool{
+	"/unlock/recovery": true, "/unlock/finish": true, "/setup/finish": true,
+	"/passkeys/add/finish": true, "/passkeys/enroll/finish": true,
+}
+
+// closeAfterKeys closes the connection of a request that carries key material once it is
+// answered: a keep-alive connection would keep the request in its read buffer for as long as
+// the browser keeps the connection open, lock or no lock. (Over HTTP/2 the header means
+// nothing, and the frames stay with the connection.)
+func closeAfterKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && keyBearing[r.URL.Path] {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
