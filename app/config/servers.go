@@ -73,7 +73,6 @@ type serverFields struct {
 	s       Server
 	typ     string // "type", or another client's way of saying it
 	typeKey string // the key typ came from
-	typeBad bool   // typ did not decode, and is reported
 	url     string
 	urlKey  string // "url", or another client's name for it
 }
@@ -111,9 +110,7 @@ func (d *decoder) serverKey(f *serverFields, raw json.RawMessage, path, key stri
 	s := &f.s
 	switch key {
 	case "type":
-		before := d.mark()
 		f.typ, f.typeKey = d.str(raw, p, wantType), p
-		f.typeBad = d.failed(before)
 	case "command":
 		if kind(raw) == '{' {
 			d.zedCommand(s, raw, p)
@@ -209,9 +206,6 @@ func (d *decoder) zedSource(raw json.RawMessage, path string) {
 // transport settles the server's transport from its type, or from whether it has a command or
 // a URL, as other MCP clients do when type is left out.
 func (d *decoder) transport(f serverFields, path string) (Transport, bool) {
-	if f.typeBad {
-		return "", false
-	}
 	if f.typeKey != "" {
 		t, ok := transportAliases[f.typ]
 		if ok {
