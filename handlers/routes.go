@@ -101,6 +101,9 @@ type Deps struct {
 	// not exist and the defaults run); an empty /tools names it.
 	ConfigPath   string
 	ConfigLoaded bool
+	// SecretUsers maps each secret the config refers to onto the servers that use it
+	// (config.Config.SecretUsers); /secrets lists them, and which are missing.
+	SecretUsers map[string][]string
 }
 
 // server carries the dependencies of every handler.
@@ -118,6 +121,8 @@ type server struct {
 	now      func() time.Time
 	config   views.ConfigInfo
 	origins  []string
+	// secretUsers: secret name → the configured servers that refer to it.
+	secretUsers map[string][]string
 	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
 	// source; recovery codes in total too.
 	ceremoniesBySource *sourceLimits
@@ -146,6 +151,7 @@ func Routes(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
 		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
+		secretUsers: d.SecretUsers,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -230,7 +236,6 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
 				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
 				r.Get("/secrets", s.handle(s.secretsPage))
-				r.Post("/secrets/delete", s.handle(s.secretDeletePost))
 
 				// Step-up: the handler runs only with a fresh grant for this very action. A row is
 				// approved as the page showed it; one that changed since is shown again, with
@@ -242,6 +247,7 @@ func Routes(d Deps) (http.Handler, error) {
 				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
+				r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 			})
 		})

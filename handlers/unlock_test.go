@@ -492,8 +492,18 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"no spaces"}, "value": {"x"}}); r.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("bad name: %d", r.Code)
 	}
-	// Delete needs no step-up.
-	if r := b.htmx(http.MethodPost, "/secrets/delete", url.Values{"name": {"vikunja_token"}}); r.Code != http.StatusOK || strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) {
+	// Delete needs a step-up for that very name: it stops the servers that use the secret.
+	del := url.Values{"name": {"vikunja_token"}}
+	r = b.htmx(http.MethodPost, "/secrets/delete", del)
+	if r.Code != http.StatusForbidden || !stepUpTrigger(t, r.Header()).Same(auth.One(auth.ActionDeleteSecret, 0, "vikunja_token")) {
+		t.Fatalf("delete without a step-up: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionDeleteSecret, 0, "other"))
+	if r := b.htmx(http.MethodPost, "/secrets/delete", del); r.Code != http.StatusForbidden {
+		t.Fatalf("a step-up for another secret deleted this one: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionDeleteSecret, 0, "vikunja_token"))
+	if r := b.htmx(http.MethodPost, "/secrets/delete", del); r.Code != http.StatusOK || strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) {
 		t.Fatalf("delete: %d", r.Code)
 	}
 	// Locked: nothing can be set, whatever the session held.

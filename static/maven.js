@@ -164,7 +164,7 @@
   // say shows a message beside elt (in the .feedback of its row, bar or card section), where the
   // owner is looking, and in the page's status area when elt has none.
   function say(elt, message, kind) {
-    const scope = elt instanceof Element ? elt.closest('.actions, .batch-bar, .pending-command, .card, section') : null;
+    const scope = elt instanceof Element ? elt.closest('.actions, .batch-bar, .pending-command, form, .card, section') : null;
     const area = scope ? scope.querySelector('.feedback') : null;
     if (!area) {
       flash(message, kind);

@@ -329,10 +329,20 @@ type SecretsPage struct {
 	Recovery RecoveryCard
 }
 
-// SecretsCard lists the sealed secrets' names and sets new ones; setting swaps it.
+// SecretsCard lists every secret that is sealed or that the config refers to, and sets new
+// ones; setting and deleting swap it.
 type SecretsCard struct {
 	HasVault bool
-	Names    []string
+	Secrets  []SecretItem
+	Missing  int // secrets servers refer to that are not set
+}
+
+// SecretItem is one secret, by name: never its value.
+type SecretItem struct {
+	Name    string
+	Sealed  bool     // the vault holds it
+	Missing bool     // servers refer to it and it is not set
+	Servers []string // the configured servers that use it
 }
 
 // RecoveryCard offers to replace the recovery code, and shows a new one once.

@@ -22,6 +22,9 @@ const (
 	ActionAddPasskey    Action = "add_passkey"
 	ActionRemovePasskey Action = "remove_passkey"
 	ActionSetSecret     Action = "set_secret"
+	// ActionDeleteSecret deletes one sealed secret; its item's digest is the secret's name, as
+	// the page showed it, since a secret has no id (the servers that use it stop).
+	ActionDeleteSecret Action = "delete_secret"
 	ActionAddServer     Action = "add_server"
 	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
 	ActionRotateRecovery Action = "rotate_recovery"
@@ -30,7 +33,7 @@ const (
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionAddServer, ActionRotateRecovery:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery:
 		return true
 	}
 	return false

@@ -204,6 +204,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		TrustedProxies: cfg.TrustedProxies,
 		ConfigPath:     configPath,
 		ConfigLoaded:   configLoaded,
+		SecretUsers:    cfg.SecretUsers(),
 	})
 	if err != nil {
 		return err
