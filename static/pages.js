@@ -92,7 +92,12 @@
     if (row) place = document.getElementById('tool-' + row[1]) || document.getElementById('moved-' + row[1]);
     else if (target === '#tool-list') place = document.getElementById('batch-feedback');
     else if (target === '#mcp-servers') place = document.getElementById('mcp-servers');
+    if (target === '#recovery') place = document.querySelector('#recovery [data-focus]');
     if (!place) return;
+    if (place.matches('[data-focus]')) {
+      place.focus();
+      return;
+    }
     const message = place.matches('.feedback') ? place : place.querySelector('.feedback');
     if (message && message.textContent.trim()) message.focus();
     else {
