@@ -84,7 +84,7 @@ func TestBatchEnableWithOneStepUp(t *testing.T) {
 	}
 	body := r.Body.String()
 	for _, want := range []string{
-		"Enabled 2:", "<code>tasks_list_tasks</code>", "<code>notes_read_notes</code>",
+		"Enabled 2 tools:", "<code>tasks_list_tasks</code>", "<code>notes_read_notes</code>",
 		"Not enabled: <code>tasks_search_tasks</code>: it changed since this page showed it",
 		`href="/tools?state=enabled"`, // where the enabled rows went
 		"Changed since this page showed it: nothing was enabled", "Searches tasks and deletes what it finds.",

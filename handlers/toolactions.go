@@ -187,7 +187,7 @@ func (s *server) toolsEnablePost(w http.ResponseWriter, r *http.Request) error {
 			}
 			changedRows[o.ID] = row
 			result.Refused = append(result.Refused, views.Refusal{Name: o.Tool.Name,
-				Reason: "it changed since this page showed it; see what changed below, then enable it again if you agree"})
+				Reason: "it changed since this page showed it; its row shows what changed, enable it again if you agree"})
 		case errors.Is(o.Err, allowlist.ErrNotFound):
 			result.Refused = append(result.Refused, views.Refusal{Name: fmt.Sprintf("tool %d", o.ID), Reason: "it no longer exists"})
 		default:
