@@ -55,6 +55,7 @@ func TestBatchEnableWithOneStepUp(t *testing.T) {
 	check(t, tb.Expect.Locator(refused.Locator(".diff")).ToContainText("Changed since this page showed it: nothing was enabled"), "the refused row shows what changed")
 	check(t, tb.Expect.Locator(refused.Locator(".diff .now")).ToContainText("archives what it finds"), "with the new description")
 	tb.Screenshot("batch-result")
+	checkAxe(t, tb, "tools after a batch")
 
 	db := tools(t, m)
 	for name, want := range map[string]string{"tasks_list_tasks": "enabled", "tasks_count_tasks": "enabled", "tasks_search_tasks": "proposed"} {

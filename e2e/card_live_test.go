@@ -62,6 +62,7 @@ func TestServersCardStaysLiveAfterApproval(t *testing.T) {
 	news := tb.Page.Locator("#tools-news")
 	check(t, tb.Expect.Locator(news).ToContainText("3 new tools to review"), "the list learns of the new proposals")
 	tb.Screenshot("news")
+	checkAxe(t, tb, "tools with a command line waiting and the news")
 	check(t, button(news, "Show").Click(), "show them")
 	check(t, tb.Expect.Locator(tb.Page.Locator(`[data-tool-name^="notes_"]`)).ToHaveCount(3), "the new proposals are listed")
 	check(t, tb.Expect.Locator(news).ToBeEmpty(), "the notice is gone")

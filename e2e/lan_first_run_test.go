@@ -53,6 +53,7 @@ func TestFirstRunAtAnAddressWherePasskeysCannotWork(t *testing.T) {
 	check(t, tb.Expect.Locator(box.Locator(`[data-why="origin"]`)).ToContainText("This page is at http://localhost:"+port+", but Maven is configured for https://localhost:"+port), "it says why")
 	check(t, tb.Expect.Locator(box.Locator(`[data-why="insecure"]`)).ToBeHidden(), "and only that reason")
 	tb.Screenshot("origin-mismatch")
+	checkAxe(t, tb, "setup with the origin check shown")
 
 	// The start-up log warned, and named the origin to open.
 	log := m.Log()

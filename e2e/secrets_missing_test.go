@@ -37,6 +37,7 @@ func TestSecretsPageListsMissingNames(t *testing.T) {
 	check(t, tb.Expect.Locator(tb.Page.Locator("#secrets .warning")).ToContainText("1 secret the config refers to is not set"), "the page says something is missing")
 	check(t, tb.Expect.Locator(tb.Page.GetByText("No secrets yet")).ToHaveCount(0), "never \"No secrets yet\"")
 	tb.Screenshot("missing")
+	checkAxe(t, tb, "secrets with a missing secret")
 
 	check(t, item.Locator("input[name=value]").Fill("tk-e2e-5150"), "type the value")
 	check(t, button(item, "Set tasks_token").Click(), "set it from its row")
