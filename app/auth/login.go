@@ -190,7 +190,7 @@ func (s *Service) loadUser(ctx context.Context) (user, error) {
 
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionAddServer, ActionRotateRecovery:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases:
 		return true
 	}
 	return false

@@ -21,6 +21,8 @@ const (
 	ActionAddServer     Action = "add_server"
 	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
 	ActionRotateRecovery Action = "rotate_recovery"
+	// ActionSetPhrases saves an enabled MCP tool's voice phrases (DESIGN.md rule 15b).
+	ActionSetPhrases Action = "set_phrases"
 )
 
 // StepUp is proof that the owner just performed a user-verified passkey assertion for one
