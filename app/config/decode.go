@@ -21,7 +21,7 @@ import (
 
 // Keys accepted in each kind of object.
 var (
-	topKeys    = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "tools", "mcpServers"}
+	topKeys    = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "tools", "mcpServers"}
 	toolKeys   = []string{"name", "argv"}
 	serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "allow_tools", "disabled"}
 )
@@ -80,6 +80,8 @@ func decode(data []byte) (Config, error) {
 			cfg.TrustedProxies, err = decodeProxies(raw, key)
 		case "metrics":
 			cfg.Metrics, err = decodeBool(raw, key)
+		case "voice":
+			cfg.Voice, err = decodeVoice(raw, key)
 		case "tools":
 			cfg.Tools, err = decodeTools(raw, key)
 		case "mcpServers":
