@@ -92,9 +92,10 @@ func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	locks := f.log.NewLockRecorder(true, slog.New(slog.DiscardHandler))
-	locks.Unlocked()
-	locks.Unlocked() // the vault's unlock hooks also run when a secret is set: not a new unlock
-	locks.Locked()
+	locks.Set(false)
+	locks.Set(false) // the vault's unlock hooks also run when a secret is set: not a new unlock
+	locks.Set(true)
+	locks.Set(true)
 
 	got := f.all(t, activity.Filter{})
 	want := "locked unlocked command_approved disabled:restart_router voice_turn:no_match voice_turn:restart_router:ran enabled:restart_router proposed:restart_router"

@@ -10,9 +10,9 @@ import (
 // recordTimeout bounds one write from a hook or a watcher, which have no request context.
 const recordTimeout = 5 * time.Second
 
-// LockRecorder records locks and unlocks. Its hooks may be called more often than the state
-// changes (a lock of a locked daemon; the vault's unlock hooks also run after a secret is set),
-// so it records only real changes.
+// LockRecorder records locks and unlocks. The vault's hooks run more often than the state
+// changes (a lock of a locked daemon, or of one without a vault; the unlock hooks also run
+// after a secret is set), so the hooks report the lock state and only a change is recorded.
 type LockRecorder struct {
 	log    *Log
 	logger *slog.Logger
@@ -26,13 +26,8 @@ func (l *Log) NewLockRecorder(locked bool, logger *slog.Logger) *LockRecorder {
 	return &LockRecorder{log: l, logger: logger, locked: locked}
 }
 
-// Locked is the vault's lock hook.
-func (r *LockRecorder) Locked() { r.set(true) }
-
-// Unlocked is the vault's unlock hook.
-func (r *LockRecorder) Unlocked() { r.set(false) }
-
-func (r *LockRecorder) set(locked bool) {
+// Set records the daemon's lock state, if it changed.
+func (r *LockRecorder) Set(locked bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.locked == locked {
