@@ -198,7 +198,7 @@ func Routes(d Deps) (http.Handler, error) {
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	if d.Voice != nil {
-		r.Post("/voice", voicePost(d.Voice, d.VoiceTokens, newRateLimiter(voiceRate, voiceBurst, time.Now)))
+		r.Post("/voice", voicePost(d.Voice, d.VoiceTokens, s.log))
 	}
 
 	r.Group(func(r chi.Router) {

@@ -27,6 +27,9 @@ type ArgsError struct {
 	Err     error    // ErrNeedsArgs or ErrUndescribedArg
 	Missing []string // the properties concerned; may be empty
 	Reason  string   // a short human explanation
+	// Unspoken marks the one refusal that is about the utterance, not the tool: the tool takes
+	// its one argument from speech (Missing[0]), and nothing was said for it.
+	Unspoken bool
 }
 
 // Error implements error.
@@ -91,7 +94,7 @@ func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]a
 		return nil, needsArgs("the argument is not a plain string, number or integer", name)
 	}
 	if tail == "" {
-		return nil, needsArgs("nothing was said after the tool name", name)
+		return nil, &ArgsError{Err: ErrNeedsArgs, Missing: []string{name}, Reason: "nothing was said after the tool name", Unspoken: true}
 	}
 	switch typ {
 	case "number":

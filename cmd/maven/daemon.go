@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/bearer"
@@ -28,6 +29,7 @@ type daemon struct {
 	tokens  *bearer.Tokens
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
+	events        *activity.Log // what `events` reads
 }
 
 // Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.
