@@ -48,6 +48,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"metrics_token_rotate": d.ipcMetricsTokenRotate,
 		"lock":                 d.ipcLock,
 		"secret_set":           d.ipcSecretSet,
+		"events":               d.ipcEvents,
 	}
 }
 

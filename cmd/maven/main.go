@@ -48,6 +48,7 @@ Usage:
   maven metrics-token --rotate                               a new bearer token for GET /metrics
   maven setup-link [--json]                                  a one-time link to register a passkey
   maven lock [--json]                                        seal the secrets until the next unlock
+  maven events [--json] [--since DURATION] [--limit N]       what voice and the owner did, newest last
   maven secret set NAME                                      seal a secret read from stdin (while unlocked)
   maven version                                              this binary's and the daemon's version
 
@@ -81,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cliSetupLink(ctx, rest, getenv, stdout, stderr)
 	case "lock":
 		return cliLock(ctx, rest, getenv, stdout, stderr)
+	case "events":
+		return cliEvents(ctx, rest, getenv, stdout, stderr)
 	case "secret":
 		return cliSecret(ctx, rest, getenv, stdin, stdout, stderr)
 	case "version", "--version":
