@@ -62,10 +62,32 @@ func needsArgs(reason string, missing ...string) error {
 // is an *ArgsError wrapping ErrNeedsArgs, or ErrUndescribedArg when a required property is not
 // described by the schema.
 func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]any, error) {
-	required, props, err := positionalSchema(row.InputSchema)
-	if err != nil {
-		return nil, err
+	return NewPositional(row, allowed).Bind(tail)
+}
+
+// Positional is one row's schema read for rule 15, so a caller that binds many utterances to
+// the same row (the voice service, until the row changes) reads and checks it once.
+type Positional struct {
+	row      allowlist.Tool
+	allowed  bool
+	required []string
+	props    map[string]json.RawMessage
+	err      error // what reading the schema found wrong
+}
+
+// NewPositional reads row's input schema for BindPositional.
+func NewPositional(row allowlist.Tool, allowed bool) Positional {
+	p := Positional{row: row, allowed: allowed}
+	p.required, p.props, p.err = positionalSchema(row.InputSchema)
+	return p
+}
+
+// Bind applies rule 15 to tail; see BindPositional.
+func (p Positional) Bind(tail string) (map[string]any, error) {
+	if p.err != nil {
+		return nil, p.err
 	}
+	required, props, row := p.required, p.props, p.row
 	// An undescribed required property refuses the call outright, before anything else.
 	var undescribed []string
 	for _, name := range required {
@@ -85,7 +107,7 @@ func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]a
 		return nil, needsArgs("the tool takes no required argument; which optional one the words are for is not guessed")
 	case len(required) > 1:
 		return nil, needsArgs("the tool needs more than one argument", required...)
-	case !row.ReadOnly || row.Destructive || !allowed:
+	case !row.ReadOnly || row.Destructive || !p.allowed:
 		return nil, needsArgs("only a read-only tool named in allow_tools takes a spoken argument", required...)
 	}
 	name := required[0]
@@ -207,9 +229,9 @@ func positionalNumber(s string) (float64, bool) {
 	return f, true
 }
 
-// BindPositional applies rule 15 to row with its server's local allow_tools list. It is the
+// Positional reads row for rule 15 with its server's local allow_tools list; its Bind is the
 // binding half of DESIGN.md's CallPositional: the call itself goes through exec.Executor, so
 // the row's enabled state is checked once more and an mcp row can never run as a binary.
-func (m *Manager) BindPositional(row allowlist.Tool, tail string) (map[string]any, error) {
-	return BindPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()), tail)
+func (m *Manager) Positional(row allowlist.Tool) Positional {
+	return NewPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"maven/app/allowlist"
+	"maven/app/mcp"
 	"maven/app/phrases"
 )
 
@@ -15,8 +16,10 @@ type index struct {
 	matcher *allowlist.Matcher
 	enabled []allowlist.Tool
 	schemas map[int64]phrases.Schema // of enabled MCP rows
-	saved   map[int64]phrases.Saved  // every row's saved phrases, usable or not
-	phrased []phrased                // enabled rows whose phrases apply
+	// positional are the enabled MCP rows read for rule 15, once per index.
+	positional map[int64]mcp.Positional
+	saved      map[int64]phrases.Saved // every row's saved phrases, usable or not
+	phrased    []phrased               // enabled rows whose phrases apply
 }
 
 // phrased is an enabled row with its usable phrases, parsed.
@@ -46,11 +49,13 @@ func (s *Service) index(ctx context.Context) (*index, error) {
 			return nil, err
 		}
 	}
-	idx := &index{matcher: allowlist.NewMatcher(rows), enabled: rows, schemas: map[int64]phrases.Schema{}, saved: saved}
+	idx := &index{matcher: allowlist.NewMatcher(rows), enabled: rows, schemas: map[int64]phrases.Schema{},
+		positional: map[int64]mcp.Positional{}, saved: saved}
 	for _, row := range rows {
 		if !row.IsMCP() {
 			continue
 		}
+		idx.positional[row.ID] = s.d.Binder.Positional(row)
 		schema, err := phrases.ReadSchema(row.InputSchema)
 		if err != nil {
 			s.opts.Logger.Warn("voice: unreadable input schema", "tool", row.Name, "err", err)
@@ -128,7 +133,7 @@ func (s *Service) positionalForm(row allowlist.Tool, mark func(string) string) s
 		return spokenWords(row.Name)
 	}
 	name := spokenWords(row.RemoteName())
-	_, err := s.d.Binder.BindPositional(row, "")
+	_, err := s.d.Binder.Positional(row).Bind("")
 	if err == nil {
 		return name
 	}

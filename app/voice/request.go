@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // MaxRequestBody is the largest webhook body read: Home Assistant sends the whole chat log and
@@ -21,6 +22,12 @@ type WebhookRequest struct {
 	Stream bool // the answer is wanted as NDJSON
 }
 
+// buffers are the decoders' read buffers, reused: a turn allocates enough already.
+var buffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
 // RequestError is a body that is not JSON, or not the shape a webhook request has.
 type RequestError struct{ Msg string }
 
@@ -32,7 +39,9 @@ func (e *RequestError) Error() string { return e.Msg }
 // failure to read is returned wrapped (an http.MaxBytesError stays visible to errors.As);
 // anything wrong with the JSON is a *RequestError.
 func DecodeRequest(r io.Reader) (WebhookRequest, error) {
-	d := &decoder{src: r, buf: make([]byte, 0, 16<<10)}
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	d := &decoder{src: r, buf: (*buf)[:0]}
 	req, err := d.request()
 	if err != nil && d.readErr != nil {
 		return WebhookRequest{}, fmt.Errorf("read the webhook body: %w", d.readErr)

@@ -15,8 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/exec"
+	"maven/app/mcp"
 	"maven/app/phrases"
 )
 
@@ -63,13 +65,13 @@ type Rows interface {
 	// Get returns allowlist.ErrNotFound if the row is gone.
 	Get(ctx context.Context, id int64) (allowlist.Tool, error)
 	Version() uint64
-	Record(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error
 }
 
-// Binder binds a spoken tail to an MCP row's named arguments (mcp.Manager.BindPositional). Its
-// errors wrap mcp.ErrNeedsArgs or mcp.ErrUndescribedArg.
+// Binder reads an MCP row for binding the words after its name to its named arguments by
+// rule 15 (mcp.Manager.Positional); the index keeps one per enabled row. Bind's errors wrap
+// mcp.ErrNeedsArgs or mcp.ErrUndescribedArg.
 type Binder interface {
-	BindPositional(row allowlist.Tool, tail string) (map[string]any, error)
+	Positional(row allowlist.Tool) mcp.Positional
 }
 
 // Runner runs an enabled row (exec.Executor).
@@ -88,14 +90,13 @@ type Phrases interface {
 	Version() uint64
 }
 
-// Recorder appends an event that concerns no allowlist row to the activity feed
-// (activity.Log): a turn that matched nothing, or came while locked.
+// Recorder appends events to the activity feed (activity.Log): every turn is one.
 type Recorder interface {
-	Append(ctx context.Context, actor, action, outcome string, detail map[string]any) error
+	Append(ctx context.Context, events ...activity.Event) error
 }
 
 // Deps are the services a voice turn uses. Phrases and Activity may be nil: no phrases, and
-// turns without a row go unrecorded.
+// turns go unrecorded (tests that are about something else).
 type Deps struct {
 	Rows     Rows
 	Binder   Binder
@@ -316,7 +317,7 @@ func (s *Service) byName(ctx context.Context, idx *index, req Request, text stri
 		return Reply{}, false
 	}
 	row := match.Tool
-	args, err := s.bind(row, match.Tail)
+	args, err := idx.bind(row, match.Tail)
 	if err != nil {
 		if _, ok := unspoken(err); ok {
 			// The tool takes its argument from speech and none was said: ask for it.
@@ -330,14 +331,14 @@ func (s *Service) byName(ctx context.Context, idx *index, req Request, text stri
 }
 
 // bind applies rule 15 to MCP rows and rule 16 to local commands.
-func (s *Service) bind(row allowlist.Tool, tail string) (map[string]any, error) {
+func (idx *index) bind(row allowlist.Tool, tail string) (map[string]any, error) {
 	if !row.IsMCP() {
 		if strings.TrimSpace(tail) != "" {
 			return nil, errLocalArgs
 		}
 		return map[string]any{}, nil
 	}
-	return s.d.Binder.BindPositional(row, tail)
+	return idx.positional[row.ID].Bind(tail)
 }
 
 var errLocalArgs = errors.New("local commands take no spoken arguments")
