@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/uptrace/bun"
 
@@ -28,25 +29,48 @@ type activityRow struct {
 // ActivityStore keeps the activity feed; it implements activity.Store.
 type ActivityStore struct {
 	db *bun.DB
+
+	insertOnce sync.Once
+	insert     *sql.Stmt
+	insertErr  error
 }
 
 // NewActivityStore returns the activity store over db.
 func NewActivityStore(db *bun.DB) *ActivityStore { return &ActivityStore{db: db} }
 
-// AppendActivity implements activity.Store.
-func (s *ActivityStore) AppendActivity(ctx context.Context, e *activity.Entry) error {
-	r := activityRow{At: formatTime(e.At), Actor: e.Actor, Action: e.Action, Tool: e.Tool,
-		Outcome: e.Outcome, Detail: string(e.Detail)}
-	if e.ToolID != 0 {
-		r.ToolID = sql.NullInt64{Int64: e.ToolID, Valid: true}
+// AppendActivity implements activity.Store. Every voice turn appends an entry, so the
+// statement is prepared once instead of built and parsed each time.
+func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.Entry) error {
+	s.insertOnce.Do(func() {
+		s.insert, s.insertErr = s.db.DB.PrepareContext(context.Background(),
+			"INSERT INTO activity (at, actor, action, tool_id, tool, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")
+	})
+	if s.insertErr != nil {
+		return fmt.Errorf("prepare activity insert: %w", s.insertErr)
 	}
-	if r.Detail == "" {
-		r.Detail = "{}"
-	}
-	if _, err := s.db.NewInsert().Model(&r).Exec(ctx); err != nil {
+	tx, err := s.db.DB.BeginTx(ctx, nil)
+	if err != nil {
 		return fmt.Errorf("insert activity: %w", err)
 	}
-	e.ID = r.ID
+	defer tx.Rollback()
+	insert := tx.StmtContext(ctx, s.insert)
+	for _, e := range entries {
+		toolID := sql.NullInt64{Int64: e.ToolID, Valid: e.ToolID != 0}
+		detail := string(e.Detail)
+		if detail == "" {
+			detail = "{}"
+		}
+		res, err := insert.ExecContext(ctx, formatTime(e.At), e.Actor, e.Action, toolID, e.Tool, e.Outcome, detail)
+		if err != nil {
+			return fmt.Errorf("insert activity: %w", err)
+		}
+		if e.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("insert activity: %w", err)
+	}
 	return nil
 }
 

@@ -1,8 +1,9 @@
 // Package activity is the owner's view of what Maven did: every voice turn (those that matched
-// nothing included), every run with its arguments, confirms and cancels, enables and disables,
-// command-line approvals, locks and unlocks, and MCP servers' state changes, newest first, in
-// pages. Events of an allowlist row reach it from the row's audit trail (allowlist events);
-// events that concern no row are appended here. It is read by `maven events` and /activity.
+// nothing included) with its utterance, outcome and bound arguments, confirms and cancels,
+// enables and disables, command-line approvals, locks and unlocks, and MCP servers' state
+// changes, newest first, in pages. Changes of an allowlist row reach it from the row's audit
+// trail (allowlist events); everything else — voice turns above all — is appended here. It is
+// read by `maven events` and /activity.
 package activity
 
 import (
@@ -72,8 +73,8 @@ type Page struct {
 
 // Store keeps the feed. db implements it with bun on SQLite.
 type Store interface {
-	// AppendActivity adds one entry that concerns no allowlist row and sets its ID.
-	AppendActivity(ctx context.Context, e *Entry) error
+	// AppendActivity adds entries, in order and in one transaction, and sets their IDs.
+	AppendActivity(ctx context.Context, entries []*Entry) error
 	// ListActivity returns at most f.Limit entries matching f, newest (highest id) first.
 	ListActivity(ctx context.Context, f Filter) ([]Entry, error)
 }
@@ -96,24 +97,40 @@ func New(store Store, now func() time.Time) *Log {
 	return &Log{store: store, now: now}
 }
 
-// Append records an event that concerns no allowlist row; At is set to now. Empty detail
-// values are left out.
-func (l *Log) Append(ctx context.Context, actor, action, outcome string, detail map[string]any) error {
-	for k, v := range detail {
-		if v == "" || v == nil {
-			delete(detail, k)
+// Event is an entry to append: Detail is encoded as the entry's JSON detail, empty values left
+// out; a zero At is the time of appending.
+type Event struct {
+	At                     time.Time
+	Actor, Action, Outcome string
+	ToolID                 int64  // the row the event concerns, 0 for none
+	Tool                   string // that row's name
+	Detail                 map[string]any
+}
+
+// Append records events in one transaction, in order.
+func (l *Log) Append(ctx context.Context, events ...Event) error {
+	entries := make([]*Entry, len(events))
+	for i, ev := range events {
+		for k, v := range ev.Detail {
+			if v == "" || v == nil {
+				delete(ev.Detail, k)
+			}
 		}
+		if ev.Detail == nil {
+			ev.Detail = map[string]any{}
+		}
+		raw, err := json.Marshal(ev.Detail)
+		if err != nil {
+			return fmt.Errorf("encode %s detail: %w", ev.Action, err)
+		}
+		if ev.At.IsZero() {
+			ev.At = l.now()
+		}
+		entries[i] = &Entry{At: ev.At.UTC(), Actor: ev.Actor, Action: ev.Action, ToolID: ev.ToolID, Tool: ev.Tool,
+			Outcome: ev.Outcome, Detail: raw}
 	}
-	if detail == nil {
-		detail = map[string]any{}
-	}
-	raw, err := json.Marshal(detail)
-	if err != nil {
-		return fmt.Errorf("encode %s detail: %w", action, err)
-	}
-	e := Entry{At: l.now().UTC(), Actor: actor, Action: action, Outcome: outcome, Detail: raw}
-	if err := l.store.AppendActivity(ctx, &e); err != nil {
-		return fmt.Errorf("append %s to the activity feed: %w", action, err)
+	if err := l.store.AppendActivity(ctx, entries); err != nil {
+		return fmt.Errorf("append to the activity feed: %w", err)
 	}
 	return nil
 }

@@ -73,10 +73,11 @@ func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
 	if _, err := f.rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.rows.Record(ctx, row.ID, "voice", "voice_ran", map[string]any{"utterance": "restart router"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.log.Append(ctx, "voice", activity.ActionVoiceTurn, "no_match", map[string]any{"utterance": "open the pod bay doors", "user_id": ""}); err != nil {
+	turn := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, ToolID: row.ID, Tool: row.Name, Outcome: "ran",
+		Detail: map[string]any{"utterance": "restart router"}}
+	noMatch := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: "no_match",
+		Detail: map[string]any{"utterance": "open the pod bay doors", "user_id": ""}}
+	if err := f.log.Append(ctx, turn, noMatch); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.rows.DisableTool(ctx, row.ID, "owner"); err != nil {
@@ -121,6 +122,37 @@ func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
 	}
 }
 
+// TestVoiceEventsOfTheAuditTrailReadAsTurns: before the feed, voice turns were row events
+// named voice_<outcome>; the feed reads them, and any such event, as voice turns.
+func TestVoiceEventsOfTheAuditTrailReadAsTurns(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	row, _, err := f.rows.ProposeTool(ctx, allowlist.Proposal{Name: "restart_router", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.ExecContext(ctx, `INSERT INTO tool_events (tool_id, at, actor, action, detail)
+		VALUES (?, '2026-12-01T10:00:00.000000000Z', 'voice', 'voice_needs_args', '{"utterance":"restart router now"}')`, row.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := f.all(t, activity.Filter{Outcome: "needs_args"})
+	if len(got) != 1 || got[0].Action != activity.ActionVoiceTurn || got[0].Tool != "restart_router" || got[0].ToolID != row.ID {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestABatchIsWrittenWholeOrNotAtAll(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	ok := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: "no_match"}
+	if err := f.log.Append(ctx, ok, activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, ToolID: 424242, Outcome: "ran"}); err == nil {
+		t.Fatal("an event of a row that does not exist was appended")
+	}
+	if got := f.all(t, activity.Filter{}); len(got) != 0 {
+		t.Fatalf("half a batch was kept: %+v", got)
+	}
+}
+
 func TestPagesAndFilters(t *testing.T) {
 	ctx := context.Background()
 	f := newFeed(t)
@@ -129,7 +161,7 @@ func TestPagesAndFilters(t *testing.T) {
 		if i == 20 {
 			*f.clock = f.clock.Add(24 * time.Hour) // the last five happen the next day
 		}
-		if err := f.log.Append(ctx, "voice", activity.ActionVoiceTurn, outcomes[i%5], map[string]any{"n": i}); err != nil {
+		if err := f.log.Append(ctx, activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: outcomes[i%5], Detail: map[string]any{"n": i}}); err != nil {
 			t.Fatal(err)
 		}
 	}

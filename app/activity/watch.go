@@ -40,7 +40,7 @@ func (r *LockRecorder) Set(locked bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	if err := r.log.Append(ctx, "owner", action, "", nil); err != nil {
+	if err := r.log.Append(ctx, Event{Actor: "owner", Action: action}); err != nil {
 		r.logger.Error("activity: record "+action, "err", err)
 	}
 }
@@ -75,7 +75,7 @@ func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapsho
 			detail := map[string]any{"server": s.Name, "from": last[s.Name], "to": now, "error": s.LastError}
 			last[s.Name] = now
 			rctx, cancel := context.WithTimeout(ctx, recordTimeout)
-			err := l.Append(rctx, "system", ActionServerState, "", detail)
+			err := l.Append(rctx, Event{Actor: "system", Action: ActionServerState, Detail: detail})
 			cancel()
 			if err != nil {
 				logger.Error("activity: record a server's state", "server", s.Name, "err", err)

@@ -8,28 +8,29 @@ import (
 	"maven/app/activity"
 )
 
-// Every turn is an audit event, and writing one to SQLite costs as much as the rest of a turn
-// (an insert into tool_events and its copy into the activity feed). The reply does not wait for
-// it: one writer appends the events in the order the turns took them, right after. The queue
-// is bounded and a full queue makes the next turn wait, so no event is ever dropped; Close
-// writes what is queued before the database closes, so only a crash of the daemon can lose
-// the last few milliseconds of events — as a crash during a run always could.
+// Every turn is an audit event, an entry of the activity feed, and writing one to SQLite costs
+// as much as the rest of a turn. The reply does not wait for it: one writer appends the events
+// in the order the turns took them, shortly after, those of auditDelay together in one
+// transaction (one commit instead of one each, and the write does not compete with the turn
+// that is still answering). The queue is bounded and a full queue makes the next turn wait, so
+// no event is ever dropped; each event keeps the time of its turn; Close writes what is queued
+// before the database closes, so only a crash of the daemon can lose the last moment of events
+// — as a crash during a run always could.
 
-// auditQueue is how many events may wait for the writer; auditTimeout bounds one write.
 const (
-	auditQueue   = 256
-	auditTimeout = 5 * time.Second
+	auditQueue   = 256                   // events that may wait for the writer
+	auditDelay   = 10 * time.Millisecond // how long the writer gathers events before writing
+	auditTimeout = 5 * time.Second       // bounds one write
 )
 
 type auditEvent struct {
-	toolID  int64 // 0: the turn involved no row
-	outcome Outcome
-	detail  map[string]any
-	synced  chan struct{} // a marker of Sync, not an event
+	event  activity.Event
+	synced chan struct{} // a marker of Sync, not an event
 }
 
 type auditor struct {
-	s *Service
+	s     *Service
+	flush chan struct{} // asks the writer not to wait out auditDelay
 
 	mu     sync.RWMutex // held for reading to enqueue, for writing to close
 	closed bool
@@ -38,7 +39,7 @@ type auditor struct {
 }
 
 func newAuditor(s *Service) *auditor {
-	a := &auditor{s: s, queue: make(chan auditEvent, auditQueue), done: make(chan struct{})}
+	a := &auditor{s: s, flush: make(chan struct{}, 1), queue: make(chan auditEvent, auditQueue), done: make(chan struct{})}
 	go a.run()
 	return a
 }
@@ -48,7 +49,7 @@ func (a *auditor) add(e auditEvent) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
-		a.write(e)
+		a.write([]auditEvent{e})
 		return
 	}
 	a.queue <- e
@@ -56,29 +57,63 @@ func (a *auditor) add(e auditEvent) {
 
 func (a *auditor) run() {
 	defer close(a.done)
-	for e := range a.queue {
-		a.write(e)
+	for {
+		first, ok := <-a.queue
+		if !ok {
+			return
+		}
+		if first.synced == nil {
+			t := time.NewTimer(auditDelay)
+			select {
+			case <-t.C:
+			case <-a.flush:
+			}
+			t.Stop()
+		}
+		batch := []auditEvent{first}
+		for more := true; more; {
+			select {
+			case e, ok := <-a.queue:
+				if ok {
+					batch = append(batch, e)
+				} else {
+					more = false
+				}
+			default:
+				more = false
+			}
+		}
+		a.write(batch)
 	}
 }
 
-func (a *auditor) write(e auditEvent) {
-	if e.synced != nil {
-		close(e.synced)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
-	if e.toolID != 0 {
-		if err := a.s.d.Rows.Record(ctx, e.toolID, "voice", "voice_"+string(e.outcome), e.detail); err != nil {
-			a.s.opts.Logger.Error("voice: audit event", "tool_id", e.toolID, "outcome", e.outcome, "err", err)
+// write appends a batch's events, then releases its Sync markers.
+func (a *auditor) write(batch []auditEvent) {
+	events := make([]activity.Event, 0, len(batch))
+	for _, e := range batch {
+		if e.synced == nil {
+			events = append(events, e.event)
 		}
-		return
 	}
-	if a.s.d.Activity == nil {
-		return
+	if len(events) > 0 && a.s.d.Activity != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+		if err := a.s.d.Activity.Append(ctx, events...); err != nil {
+			a.s.opts.Logger.Error("voice: audit events", "events", len(events), "err", err)
+		}
+		cancel()
 	}
-	if err := a.s.d.Activity.Append(ctx, "voice", activity.ActionVoiceTurn, string(e.outcome), e.detail); err != nil {
-		a.s.opts.Logger.Error("voice: activity event", "outcome", e.outcome, "err", err)
+	for _, e := range batch {
+		if e.synced != nil {
+			close(e.synced)
+		}
+	}
+}
+
+// hurry tells the writer to write what it has without waiting out auditDelay.
+func (a *auditor) hurry() {
+	select {
+	case a.flush <- struct{}{}:
+	default:
 	}
 }
 
@@ -86,6 +121,7 @@ func (a *auditor) write(e auditEvent) {
 func (s *Service) Sync(ctx context.Context) error {
 	done := make(chan struct{})
 	s.audit.add(auditEvent{synced: done})
+	s.audit.hurry()
 	select {
 	case <-done:
 		return nil
@@ -106,5 +142,6 @@ func (s *Service) Close() {
 	a.closed = true
 	close(a.queue)
 	a.mu.Unlock()
+	a.hurry()
 	<-a.done
 }

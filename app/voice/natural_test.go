@@ -165,7 +165,7 @@ func TestTurnsWithoutARowAreRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Entries) != 2 || p.Entries[0].Outcome != "locked" || p.Entries[1].Outcome != "no_match" {
+	if len(p.Entries) != 2 || p.Entries[0].Outcome != "locked" || p.Entries[1].Outcome != "no_match" || !p.Entries[1].At.Equal(w.clock.now()) {
 		t.Fatalf("%+v", p.Entries)
 	}
 	var d map[string]string

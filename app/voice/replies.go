@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/exec"
 	"maven/app/mcp"
@@ -17,14 +18,14 @@ import (
 // maxRecorded is the most characters of an utterance an audit event keeps.
 const maxRecorded = 500
 
-// record queues a turn for the row's audit trail (and so the activity feed), or for the feed
-// alone when no row was involved.
+// record queues a turn for the activity feed, with the row it involved and the arguments bound.
 func (s *Service) record(_ context.Context, row allowlist.Tool, req Request, outcome Outcome, args map[string]any, reason string) {
 	detail := turnDetail(req, reason)
 	if args != nil && row.ID != 0 {
 		detail["args"] = args
 	}
-	s.audit.add(auditEvent{toolID: row.ID, outcome: outcome, detail: detail})
+	s.audit.add(auditEvent{event: activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
+		ToolID: row.ID, Tool: row.Name, Outcome: string(outcome), Detail: detail}})
 }
 
 // recordNoRow records a turn that involved no row: it matched nothing, or came while locked.
