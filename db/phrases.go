@@ -38,7 +38,7 @@ func (s *PhrasesStore) Phrases(ctx context.Context, ids []int64) (map[int64]phra
 		if len(ids) == 0 {
 			return map[int64]phrases.Saved{}, nil
 		}
-		q = q.Where("tool_id IN (?)", bun.In(ids))
+		q = q.Where("tool_id IN (?)", bun.List(ids))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list phrases: %w", err)

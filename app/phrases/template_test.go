@@ -112,11 +112,10 @@ func TestCompileChecksSlotsAgainstTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, templates, err := Compile("get-sum", schema, "add {a} and {b}\n\n  sum {a} {b} \r\n")
-	if err == nil {
+	if lines, _, err := Compile("get-sum", schema, "add {a} and {b}\n\n  sum {a} {b} \r\n"); err == nil {
 		t.Fatalf("adjacent slots compiled: %v", lines)
 	}
-	lines, templates, err = Compile("get-sum", schema, "add {a} and {b}\n\n  sum {a} plus {b} \r\n")
+	lines, templates, err := Compile("get-sum", schema, "add {a} and {b}\n\n  sum {a} plus {b} \r\n")
 	if err != nil || !slices.Equal(lines, []string{"add {a} and {b}", "sum {a} plus {b}"}) || len(templates) != 2 {
 		t.Fatalf("%v %v %v", lines, templates, err)
 	}
