@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"maven/app/allowlist"
+	"maven/app/phrases"
 )
 
 // Errors BindPositional wraps in an *ArgsError.
@@ -120,7 +120,7 @@ func (p Positional) Bind(tail string) (map[string]any, error) {
 	}
 	switch typ {
 	case "number":
-		f, ok := positionalNumber(tail)
+		f, ok := phrases.Decimal(tail)
 		if !ok {
 			return nil, needsArgs("expected a number", name)
 		}
@@ -185,48 +185,6 @@ func positionalType(prop json.RawMessage) string {
 		return ""
 	}
 	return typ
-}
-
-// positionalNumber parses a plain decimal number: strconv.ParseFloat alone would also take
-// "Inf", "NaN", hex floats and digit separators, none of which a person says as a number.
-func positionalNumber(s string) (float64, bool) {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		exp := 0
-		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			exp++
-		}
-		if exp == 0 {
-			return 0, false
-		}
-	}
-	if i != len(s) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
 }
 
 // Positional reads row for rule 15 with its server's local allow_tools list; its Bind is the

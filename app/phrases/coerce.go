@@ -86,7 +86,7 @@ func coerceEnum(p Property, said string) (any, error) {
 
 // parseNumber reads a plain decimal ("3.5", "-4", "1,000") or a spoken number.
 func parseNumber(said string) (float64, bool) {
-	if f, ok := decimal(strings.ReplaceAll(said, ",", "")); ok && thousands(said) {
+	if f, ok := Decimal(strings.ReplaceAll(said, ",", "")); ok && thousands(said) {
 		return f, true
 	}
 	words := Words(said)
@@ -126,9 +126,9 @@ func thousands(s string) bool {
 	return true
 }
 
-// decimal parses a plain decimal number: strconv.ParseFloat alone would also take "Inf",
+// Decimal parses a plain decimal number: strconv.ParseFloat alone would also take "Inf",
 // "NaN", hex floats and digit separators, none of which a person says as a number.
-func decimal(s string) (float64, bool) {
+func Decimal(s string) (float64, bool) {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		i++
@@ -142,11 +142,30 @@ func decimal(s string) (float64, bool) {
 			digits++
 		}
 	}
-	if digits == 0 || i != len(s) {
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return 0, false
+		}
+	}
+	if i != len(s) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil && !math.IsInf(f, 0)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
 }
 
 var (
@@ -275,10 +294,11 @@ func isDigits(s string) bool {
 }
 
 // orList joins items as "a, b or c"; andList as "a, b and c".
-func orList(items []string) string  { return joinList(items, "or") }
-func andList(items []string) string { return joinList(items, "and") }
+func orList(items []string) string  { return JoinList(items, "or") }
+func andList(items []string) string { return JoinList(items, "and") }
 
-func joinList(items []string, last string) string {
+// JoinList joins items as a sentence does: "a, b and c" with last "and".
+func JoinList(items []string, last string) string {
 	switch len(items) {
 	case 0:
 		return ""

@@ -40,7 +40,7 @@ func (s *Service) complete(ctx context.Context, req Request, row allowlist.Tool,
 		}
 	}
 	if len(unfillable) > 0 {
-		r := Reply{Speech: fmt.Sprintf("%s needs %s, which voice cannot fill.", say, orAnd(unfillable, "and")),
+		r := Reply{Speech: fmt.Sprintf("%s needs %s, which voice cannot fill.", say, phrases.JoinList(unfillable, "and")),
 			Outcome: OutcomeNeedsArgs, Tool: row.Name}
 		s.record(ctx, row, req, r.Outcome, nil, "unfillable required argument")
 		return r
@@ -80,7 +80,7 @@ func question(p phrases.Property) string {
 		for i, v := range p.Enum {
 			values[i] = spokenValue(v)
 		}
-		return fmt.Sprintf("Which %s: %s?", name, orAnd(values, "or"))
+		return fmt.Sprintf("Which %s: %s?", name, phrases.JoinList(values, "or"))
 	case p.Type == "boolean":
 		return fmt.Sprintf("Should %s be yes or no?", name)
 	case p.Type == "number" || p.Type == "integer":
@@ -185,7 +185,7 @@ func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, 
 	}
 	speech := fmt.Sprintf("Run %s%s?", spokenName(row), readBack(args))
 	if len(absent) > 0 {
-		speech += fmt.Sprintf(" It goes without %s.", orAnd(absent, "or"))
+		speech += fmt.Sprintf(" It goes without %s.", phrases.JoinList(absent, "or"))
 	}
 	return Reply{Speech: speech + " Say yes to confirm.", Outcome: OutcomeConfirm, ExpectsReply: true, Tool: row.Name}
 }

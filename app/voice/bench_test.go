@@ -3,24 +3,16 @@ package voice_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"maven/app/allowlist"
-	"maven/app/auth"
-	"maven/app/config"
 	"maven/app/exec"
-	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
 	"maven/app/voice"
-	"maven/db"
 )
 
 // BenchmarkVoiceTurnVsDirectCall measures, side by side in one run, a voice turn to a read-only
@@ -30,43 +22,16 @@ import (
 // (target: at most 1.3).
 func BenchmarkVoiceTurnVsDirectCall(b *testing.B) {
 	ctx := context.Background()
-	remote := mcptest.NewScripted(mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks",
-		InputSchema: json.RawMessage(stringSchema), ReadOnly: true, Echo: true})
-	defer remote.Close()
-	srv := httptest.NewServer(remote.HTTPHandler())
-	defer srv.Close()
-
-	bdb, err := db.Open(ctx, filepath.Join(b.TempDir(), "maven.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bdb.Close()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rows := allowlist.NewService(db.NewToolStore(bdb), time.Now)
-	servers := map[string]config.Server{"tasks": {Name: "tasks", Type: config.TransportHTTP, URL: srv.URL, AllowTools: []string{"search_tasks"}}}
-	manager := mcp.NewManager(servers, mcp.NewToolReconciler(rows, time.Now, logger), mcp.ManagerOptions{}, logger)
-	manager.Run(ctx)
-	defer manager.Close()
-
-	var row allowlist.Tool
-	deadline := time.Now().Add(10 * time.Second)
-	for row.ID == 0 {
-		list, _ := rows.List(ctx, allowlist.Filter{Scope: "mcp:tasks"})
-		if len(list) == 1 {
-			row = list[0]
-		} else if time.Now().After(deadline) {
-			b.Fatal("the tool was never proposed")
-		}
-	}
-	if _, err := rows.EnableTool(ctx, row.ID, auth.ForTest(b, auth.ActionEnableTool, row.ID)); err != nil {
-		b.Fatal(err)
-	}
+	live := newLiveTool(b, "tasks", mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks",
+		InputSchema: json.RawMessage(stringSchema), ReadOnly: true, Echo: true}, "search_tasks")
+	rows, manager := live.rows, live.manager
+	logger := slog.New(slog.DiscardHandler)
 	turns := voice.New(voice.Deps{Rows: rows, Binder: manager, Runner: exec.New(manager, exec.Options{}), Lock: &lockFlag{}},
 		voice.Options{Logger: logger, TurnsPerSecond: 1e9, Burst: 1e9})
 	defer turns.Close()
 
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
-	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: live.url}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,19 +3,13 @@ package voice_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"maven/app/allowlist"
 	"maven/app/auth"
-	"maven/app/config"
 	"maven/app/exec"
-	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
 	"maven/app/phrases"
 	"maven/app/voice"
@@ -180,36 +174,10 @@ func TestHowToSay(t *testing.T) {
 // to a go-sdk server over streamable HTTP, which echoes the arguments it received.
 func TestPhrasesAgainstARealServer(t *testing.T) {
 	ctx := context.Background()
-	remote := mcptest.NewScripted(mcptest.ToolSpec{Name: "get-sum", Description: "Adds two numbers",
+	live := newLiveTool(t, "everything", mcptest.ToolSpec{Name: "get-sum", Description: "Adds two numbers",
 		InputSchema: json.RawMessage(sumSchema), ReadOnly: true, Echo: true})
-	defer remote.Close()
-	srv := httptest.NewServer(remote.HTTPHandler())
-	defer srv.Close()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rows := allowlist.NewService(db.NewToolStore(bdb), time.Now)
-	manager := mcp.NewManager(map[string]config.Server{"everything": {Name: "everything", Type: config.TransportHTTP, URL: srv.URL}},
-		mcp.NewToolReconciler(rows, time.Now, logger), mcp.ManagerOptions{}, logger)
-	manager.Run(ctx)
-	defer manager.Close()
-	var row allowlist.Tool
-	deadline := time.Now().Add(10 * time.Second)
-	for row.ID == 0 && time.Now().Before(deadline) {
-		if list, _ := rows.List(ctx, allowlist.Filter{Scope: "mcp:everything"}); len(list) == 1 {
-			row = list[0]
-		}
-	}
-	if row.ID == 0 {
-		t.Fatal("get-sum was never proposed")
-	}
-	if row, err = rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
-		t.Fatal(err)
-	}
-	said := phrases.NewService(db.NewPhrasesStore(bdb), rows, time.Now)
+	rows, manager, row := live.rows, live.manager, live.row
+	said := phrases.NewService(db.NewPhrasesStore(live.db), rows, time.Now)
 	if _, err := said.Save(ctx, row.ID, row.Fingerprint, "add {a} and {b}", auth.ForTest(t, auth.ActionSetPhrases, row.ID)); err != nil {
 		t.Fatal(err)
 	}

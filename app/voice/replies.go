@@ -70,7 +70,7 @@ func argsReply(row allowlist.Tool, err error, saved phrases.Saved) Reply {
 	case errors.Is(err, mcp.ErrUndescribedArg):
 		return Reply{Speech: fmt.Sprintf("%s requires an argument its description does not explain, so I will not guess it.", say), Outcome: OutcomeRefused, Tool: row.Name}
 	case errors.As(err, &ae) && len(ae.Missing) > 0:
-		return Reply{Speech: fmt.Sprintf("%s needs %s, which I cannot take from the words after its name.%s", say, orAnd(ae.Missing, "and"), hint), Outcome: OutcomeNeedsArgs, Tool: row.Name}
+		return Reply{Speech: fmt.Sprintf("%s needs %s, which I cannot take from the words after its name.%s", say, phrases.JoinList(ae.Missing, "and"), hint), Outcome: OutcomeNeedsArgs, Tool: row.Name}
 	}
 	return Reply{Speech: fmt.Sprintf("%s takes no words after its name.%s", say, hint), Outcome: OutcomeNeedsArgs, Tool: row.Name}
 }
@@ -93,7 +93,7 @@ func ambiguityQuestion(e *allowlist.AmbiguousError) string {
 		}
 	}
 	sort.Strings(options)
-	return fmt.Sprintf("Several tools are called %s. Which one: %s?", e.Spoken, orAnd(options, "or"))
+	return fmt.Sprintf("Several tools are called %s. Which one: %s?", e.Spoken, phrases.JoinList(options, "or"))
 }
 
 // noMatchSpeech suggests the enabled names closest to what was said.
@@ -123,7 +123,7 @@ func noMatchSpeech(m *allowlist.Matcher, text string) string {
 	for i := 0; i < len(best) && i < 3; i++ {
 		out = append(out, best[i].name)
 	}
-	return fmt.Sprintf("I do not know a tool by that name. Did you mean %s?", orAnd(out, "or"))
+	return fmt.Sprintf("I do not know a tool by that name. Did you mean %s?", phrases.JoinList(out, "or"))
 }
 
 // readBack reads the bound arguments out loud, so the owner confirms what will actually run.
@@ -136,7 +136,7 @@ func readBack(args map[string]any) string {
 	for i, k := range keys {
 		parts[i] = spokenWords(k) + " " + spokenValue(args[k])
 	}
-	return " with " + orAnd(parts, "and")
+	return " with " + phrases.JoinList(parts, "and")
 }
 
 func argsKey(args map[string]any) (string, error) {

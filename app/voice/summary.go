@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"maven/app/allowlist"
+	"maven/app/phrases"
 )
 
 // A tool's result is often JSON (as text, or structured content that mcp.FlattenResult wrote
@@ -67,7 +68,7 @@ func listSentence(items []any, one, many string) string {
 	if rest := len(items) - len(names); rest > 0 {
 		return fmt.Sprintf("%s: %s and %d more.", head, strings.Join(names, ", "), rest)
 	}
-	return fmt.Sprintf("%s: %s.", head, orAnd(names, "and"))
+	return fmt.Sprintf("%s: %s.", head, phrases.JoinList(names, "and"))
 }
 
 // nameKeys are the fields that name an item, in order of preference.
@@ -200,16 +201,6 @@ func spokenValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(b.String())
-}
-
-func orAnd(items []string, last string) string {
-	switch len(items) {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " " + last + " " + items[len(items)-1]
 }
 
 func capitalize(s string) string {

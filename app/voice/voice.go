@@ -281,7 +281,7 @@ func (s *Service) byPhrase(ctx context.Context, idx *index, req Request, text st
 	case len(tied) > 0:
 		options := append(tied, spokenName(best.row))
 		sort.Strings(options)
-		r := Reply{Speech: fmt.Sprintf("That fits several tools: %s. Say the tool's name instead.", orAnd(options, "or")),
+		r := Reply{Speech: fmt.Sprintf("That fits several tools: %s. Say the tool's name instead.", phrases.JoinList(options, "or")),
 			Outcome: OutcomeRefused}
 		s.recordNoRow(ctx, req, r.Outcome, "phrase fits several tools")
 		return r, true
