@@ -14,7 +14,7 @@ import (
 	"maven/app/mcp/mcptest"
 )
 
-// Targets of issue 7.
+// Targets of issues 7 and 13.
 const (
 	targetBootRatio     = 1.2
 	targetUnlockRatio   = 1.2
