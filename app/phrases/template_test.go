@@ -133,3 +133,35 @@ func TestCompileChecksSlotsAgainstTheSchema(t *testing.T) {
 		t.Fatalf("too many: %v", err)
 	}
 }
+
+// FuzzTemplate parses arbitrary phrases and matches them against arbitrary utterances: nothing
+// panics, a phrase that parses has a bounded number of ways of saying it, and every slot value
+// is a piece of the utterance as said.
+func FuzzTemplate(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"[please] (add | sum) {a} (and | plus) {b}", "please add 3 and 4"},
+		{"turn on [the] light[s] in {room}", "turn on the lights in the living room"},
+		{`say \(quietly\) {text}`, "say quietly hi"},
+		{"((a|b)[c|d]{x} e)|f", "a c x e"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, line, utterance string) {
+		tpl, err := Parse(line)
+		if err != nil {
+			return
+		}
+		if len(tpl.variants) == 0 || len(tpl.variants) > MaxVariants {
+			t.Fatalf("%q has %d ways of saying it", line, len(tpl.variants))
+		}
+		m, ok := tpl.Match(utterance, Words(utterance))
+		if !ok {
+			return
+		}
+		for slot, v := range m.Values {
+			if v == "" || !strings.Contains(utterance, v) {
+				t.Fatalf("slot %s = %q is not a piece of %q", slot, v, utterance)
+			}
+		}
+	})
+}
