@@ -1,9 +1,9 @@
 -- The owner's activity feed (`maven events`, /activity): one append-only table in one id
--- order, so a page of it is one indexed query. Events of a row keep living in tool_events
+-- order, so a page of it is one indexed query. A row's changes keep living in tool_events
 -- (rule 3); a trigger copies each into the feed as it is appended, in the same transaction,
--- so no code path can add a tool event the feed misses. Events that concern no row (a voice
--- turn that matched nothing, a lock, a server's state) are written here directly, and so is
--- the approval of a stdio command line, by a trigger on mcp_server_commands.
+-- so no code path can add a tool event the feed misses. Voice turns (with the row they
+-- involved, if any), locks and servers' states are written here directly, and the approval of
+-- a stdio command line arrives by a trigger on mcp_server_commands.
 CREATE TABLE activity (
     id       INTEGER PRIMARY KEY,
     at       TEXT    NOT NULL,
@@ -32,7 +32,7 @@ BEGIN
     SELECT RAISE(ABORT, 'the activity feed is append-only');
 END;
 
--- A voice turn is recorded as tool_events action 'voice_<outcome>'; in the feed it is one
+-- Voice turns used to be tool_events named 'voice_<outcome>'; in the feed a turn is one
 -- action, 'voice_turn', with its outcome in its own column to filter on.
 INSERT INTO activity (at, actor, action, tool_id, tool, outcome, detail, event_id)
 SELECT e.at, e.actor,
