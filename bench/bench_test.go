@@ -26,7 +26,7 @@ const (
 
 // TestBenchReport runs every figure of issue 7 in one run and prints one table of them. It is a
 // test, not a Benchmark, because it drives the real binary, and because signing in needs
-// auth.ForTest and the software authenticator, which only a test binary may use.
+// authtest.Proof and the software authenticator, which only a test binary may use.
 //
 //	scripts/bench     (MAVEN_BENCH=1 go test -run TestBenchReport -count=1 -v -timeout 30m ./bench)
 //

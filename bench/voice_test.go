@@ -18,6 +18,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	mexec "maven/app/exec"
 	"maven/app/mcp"
@@ -116,7 +117,7 @@ func benchVoiceInProcess(t *testing.T, r *voiceRemote, n int) (turn, direct []ti
 		}
 		return row.ID != 0
 	})
-	if _, err := rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := rows.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	turns := voice.New(voice.Deps{Rows: rows, Binder: manager, Runner: mexec.New(manager, mexec.Options{}), Lock: notLocked{}},
@@ -184,7 +185,11 @@ func benchVoiceHTTP(t *testing.T, bin string, r *voiceRemote, n int) voiceHTTPTi
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = allowlist.NewService(db.NewToolStore(bdb), time.Now).EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+	rows := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	row, err := rows.Get(ctx, id)
+	if err == nil {
+		_, err = rows.EnableTool(ctx, id, authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest())))
+	}
 	bdb.Close()
 	if err != nil {
 		t.Fatal(err)

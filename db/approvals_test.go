@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -46,9 +48,9 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 	// Without the right proof nothing is approved.
 	for name, proof := range map[string]auth.StepUp{
 		"zero":           {},
-		"other action":   auth.ForTest(t, auth.ActionEnableTool, p.ID),
-		"other target":   auth.ForTest(t, auth.ActionAddServer, p.ID+1),
-		"setting secret": auth.ForTest(t, auth.ActionSetSecret, p.ID),
+		"other action":   authtest.Proof(t, auth.One(auth.ActionEnableTool, p.ID, "sha256:aa")),
+		"other target":   authtest.Proof(t, auth.One(auth.ActionAddServer, p.ID+1, "")),
+		"setting secret": authtest.Proof(t, auth.One(auth.ActionSetSecret, p.ID, "")),
 	} {
 		if _, err := svc.Approve(ctx, p.ID, proof); !errors.Is(err, auth.ErrStepUpRequired) {
 			t.Errorf("%s: Approve = %v, want ErrStepUpRequired", name, err)
@@ -58,10 +60,10 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 		t.Fatal("approved without a proof")
 	}
 
-	if _, err := svc.Approve(ctx, 999, auth.ForTest(t, auth.ActionAddServer, 999)); !errors.Is(err, approval.ErrNotFound) {
+	if _, err := svc.Approve(ctx, 999, authtest.Proof(t, auth.One(auth.ActionAddServer, 999, ""))); !errors.Is(err, approval.ErrNotFound) {
 		t.Errorf("Approve of a missing row = %v, want ErrNotFound", err)
 	}
-	server, err := svc.Approve(ctx, p.ID, auth.ForTest(t, auth.ActionAddServer, p.ID))
+	server, err := svc.Approve(ctx, p.ID, authtest.Proof(t, auth.One(auth.ActionAddServer, p.ID, "")))
 	if err != nil || server != "notes" {
 		t.Fatalf("Approve = %q, %v", server, err)
 	}
@@ -69,7 +71,7 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 		t.Fatalf("Check after approval = %v, %v", ok, err)
 	}
 	c, err := svc.Command(ctx, p.ID)
-	if err != nil || c.ApprovedAt.IsZero() || c.ApprovedBy != "owner" {
+	if err != nil || c.ApprovedAt.IsZero() || !strings.HasPrefix(c.ApprovedBy, "owner (passkey") {
 		t.Errorf("approved row = %+v, %v", c, err)
 	}
 	if pending, _ := svc.Pending(ctx); len(pending) != 0 {

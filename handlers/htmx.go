@@ -3,6 +3,8 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
+
+	"maven/app/auth"
 )
 
 // The htmx request and response headers Maven uses (https://htmx.org/reference/#headers).
@@ -31,9 +33,35 @@ func isPartial(r *http.Request) bool {
 	return isHTMX(r) && r.Header.Get(hxBoosted) != "true" && r.Header.Get(hxHistoryRestore) != "true"
 }
 
-// triggerStepUp sets the HX-Trigger header that raises eventStepUp with what to step up for.
-// The detail deliberately has no "target" key: htmx reads one as the element to fire on.
+// triggerStepUp sets the HX-Trigger header that raises eventStepUp with what to step up for:
+// the approval, which maven.js posts to /step-up/begin as it is. Its JSON deliberately has no
+// "target" key: htmx reads one as the element to fire on.
 func triggerStepUp(w http.ResponseWriter, need stepUpNeeded) {
-	b, _ := json.Marshal(map[string]stepUpDetail{eventStepUp: need.detail()})
+	b, _ := json.Marshal(map[string]auth.Approval{eventStepUp: need.approval})
 	w.Header().Set(hxTrigger, string(b))
+}
+
+// redirect sends the browser to url after a POST: HX-Redirect for htmx, 303 otherwise.
+func redirect(w http.ResponseWriter, r *http.Request, url string) {
+	if isHTMX(r) {
+		w.Header().Set(hxRedirect, url)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, url, http.StatusSeeOther)
+}
+
+// swapOrRedirect answers a change made from a page: htmx gets the partial, rendered from what
+// data builds (only then), and any other browser a 303 back to page.
+func (s *server) swapOrRedirect(w http.ResponseWriter, r *http.Request, page, partial string, data func() (any, error)) error {
+	if !isHTMX(r) {
+		http.Redirect(w, r, page, http.StatusSeeOther)
+		return nil
+	}
+	v, err := data()
+	if err != nil {
+		return err
+	}
+	s.renderPartial(w, r, http.StatusOK, partial, v)
+	return nil
 }

@@ -67,7 +67,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // pageInfo returns the layout data for a page.
 func (s *server) pageInfo(r *http.Request, title, nav string) views.Page {
-	p := views.Page{Title: title, SignedIn: s.signedIn(r), Nav: nav, Locked: s.lock.Locked()}
+	p := views.Page{Title: title, SignedIn: s.signedIn(r), Nav: nav, Locked: s.vault.Locked()}
 	if p.SignedIn && s.vault.HasVault() && !s.vault.Locked() {
 		p.CanLock = true
 		used, err := s.vault.RecoveryUsed(r.Context())

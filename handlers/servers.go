@@ -10,47 +10,35 @@ import (
 )
 
 // serversCardGet is the "MCP servers" card alone, which polls itself every two seconds.
-func (s *server) serversCardGet(w http.ResponseWriter, r *http.Request) {
+func (s *server) serversCardGet(w http.ResponseWriter, r *http.Request) error {
 	card, err := s.serversCard(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.renderPartial(w, r, http.StatusOK, views.PartialServers, card)
+	return nil
 }
 
 // serverCommandApprovePost approves a stdio server's command line and wakes its supervisor,
 // which starts it. requireStepUp has already spent the session's grant for exactly this command
 // line; without it this handler never runs.
-func (s *server) serverCommandApprovePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) serverCommandApprovePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if s.commands == nil {
-		s.fail(w, r, errNoPage)
-		return
+		return errNoPage
 	}
 	server, err := s.commands.Approve(r.Context(), id, proofFrom(r.Context()))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.log.Info("stdio command line approved", "server", server, "command_id", id)
 	if s.waker != nil {
 		s.waker.Wake(server)
 	}
-	if !isHTMX(r) {
-		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
-	}
-	card, err := s.serversCard(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.renderPartial(w, r, http.StatusOK, views.PartialServers, card)
+	return s.swapOrRedirect(w, r, "/tools", views.PartialServers, func() (any, error) { return s.serversCard(r) })
 }
 
 // serversCard is the view of every server's status and of the command lines that wait for the

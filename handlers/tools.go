@@ -3,12 +3,13 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"maven/app/allowlist"
 	"maven/app/mcp"
@@ -43,7 +44,7 @@ func stateLabel(st allowlist.State) string {
 
 // toolsPage is GET /tools: the whole page, or only the list when the search box or the pager
 // asks (htmx).
-func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) {
+func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) error {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if len(q) > maxQueryLen {
 		q = q[:maxQueryLen]
@@ -51,21 +52,20 @@ func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) {
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	list, err := s.toolList(r, q, page)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if isPartial(r) {
 		s.renderPartial(w, r, http.StatusOK, views.PartialToolList, list)
-		return
+		return nil
 	}
 	servers, err := s.serversCard(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.renderPage(w, r, http.StatusOK, views.PageTools, views.ToolsPage{
 		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: servers,
 	})
+	return nil
 }
 
 // toolList builds one page of the rows matching q, grouped by state, with the counts.
@@ -127,7 +127,7 @@ func toolsURL(q string, page int) string {
 // out and flagged (DESIGN.md rule 25).
 func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	row := views.ToolRow{
-		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State),
+		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State), Fingerprint: t.ApprovalDigest(),
 		StateLabel: stateLabel(t.State), Destructive: t.Destructive, ReadOnly: t.ReadOnly,
 		Description: text(t.Description), Provenance: text(t.Provenance),
 		CanEnable:  allowlist.CanTransition(t.State, allowlist.StateEnabled),
@@ -144,9 +144,8 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 		row.Mixed = reveal.MixedScripts(t.RemoteName())
 	} else {
 		row.Where = "Local command"
-		line := commandLine(t.Cmd)
-		row.Command = text(line)
-		invisible = invisible || reveal.Contains(line)
+		row.Command = text(reveal.CommandLine(t.Cmd))
+		invisible = invisible || slices.ContainsFunc(t.Cmd, reveal.Contains)
 	}
 	row.Invisible = invisible
 	row.Mixed = row.Mixed || reveal.MixedScripts(t.Name)
@@ -162,7 +161,12 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	// The diff matters while the owner has yet to approve the new shape; once enabled, it is
 	// what they approved.
 	if t.PreviousDeclared != "" && t.State != allowlist.StateEnabled && t.State != allowlist.StateWithdrawn {
-		row.Diff = declaredDiff(t.PreviousDeclared, t.Declared)
+		row.Diff, row.DiffTitle = declaredDiff(t.PreviousDeclared, t.Declared), "Changed since you approved it"
+	}
+	if row.CanEnable {
+		// The Enable button sends the fingerprint of what the owner is looking at.
+		vals, _ := json.Marshal(map[string]string{"fingerprint": row.Fingerprint})
+		row.EnableVals = string(vals)
 	}
 	return row
 }
@@ -232,59 +236,95 @@ func text(s string) views.Text {
 	return out
 }
 
-// commandLine shows an argv the way a shell user reads it, quoting what needs it.
-func commandLine(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
-			return unicode.IsSpace(r) || strings.ContainsRune(`"'\$;|&<>()*?`+"`", r)
-		}) {
-			a = strconv.Quote(a)
+// toolAsShown answers an Enable whose row no longer has the shape its page showed (the form's
+// fingerprint) with the row as it is now and what changed, before the passkey is asked for.
+// EnableTool checks again, in its transaction: this only spares the owner a gesture.
+func (s *server) toolAsShown(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		id, err := idParam(r)
+		if err != nil {
+			return err
 		}
-		parts[i] = a
-	}
-	return strings.Join(parts, " ")
+		if err := readForm(w, r, maxJSONBody); err != nil {
+			return err
+		}
+		shown := r.PostForm.Get("fingerprint")
+		if shown == "" {
+			return fmt.Errorf("%w: enable without the fingerprint shown", errBadRequest)
+		}
+		t, err := s.tools.Get(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		var changed *allowlist.ShapeChangedError
+		if err := allowlist.CheckShown(t, shown); errors.As(err, &changed) {
+			return s.toolChangedSinceShown(w, r, changed)
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 // toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly
-// this row; without it this handler never runs.
-func (s *server) toolEnablePost(w http.ResponseWriter, r *http.Request) {
+// this row as the page showed it; without it this handler never runs.
+func (s *server) toolEnablePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	t, err := s.tools.EnableTool(r.Context(), id, proofFrom(r.Context()))
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	var changed *allowlist.ShapeChangedError
+	switch {
+	case errors.As(err, &changed):
+		return s.toolChangedSinceShown(w, r, changed)
+	case err != nil:
+		return err
 	}
-	s.toolChanged(w, r, t)
+	return s.toolChanged(w, r, t)
+}
+
+// toolChangedSinceShown refuses an approval of a row that changed since its page showed it: 409
+// with the row as it is now and, field by field, what changed since that page. Nothing was
+// changed. A browser without htmx gets the error page, which says to reload.
+func (s *server) toolChangedSinceShown(w http.ResponseWriter, r *http.Request, changed *allowlist.ShapeChangedError) error {
+	if !isHTMX(r) {
+		return changed
+	}
+	row := s.toolRow(changed.Tool)
+	row.Diff, row.DiffTitle = nil, "Changed since this page showed it: nothing was enabled"
+	seen, err := s.tools.DeclaredWhen(r.Context(), changed.Tool.ID, changed.Shown)
+	if err != nil {
+		return err
+	}
+	if seen != "" {
+		row.Diff = declaredDiff(seen, changed.Tool.Declared)
+	}
+	row.ChangedSinceShown = true
+	s.log.Info("approval refused: the tool changed since it was shown", "tool", changed.Tool.ID,
+		"shown", changed.Shown, "now", changed.Tool.ApprovalDigest())
+	s.renderPartial(w, r, http.StatusConflict, views.PartialToolRow, row)
+	return nil
 }
 
 // toolDisablePost disables a row. Disabling only narrows what can run: no step-up.
-func (s *server) toolDisablePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) toolDisablePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	t, err := s.tools.DisableTool(r.Context(), id, "owner")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.toolChanged(w, r, t)
+	return s.toolChanged(w, r, t)
 }
 
 // toolChanged answers an action on a row: the row alone for htmx, back to the list otherwise.
-func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist.Tool) {
-	if !isHTMX(r) {
-		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
+// The row is swapped at once; the list then reloads itself so the row moves to its new group
+// and the counts follow.
+func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist.Tool) error {
+	if isHTMX(r) {
+		w.Header().Set(hxTrigger, `{"`+eventToolsChanged+`":{"target":"#tool-list"}}`)
 	}
-	// The row is swapped at once; the list then reloads itself so the row moves to its new group
-	// and the counts follow.
-	w.Header().Set(hxTrigger, `{"`+eventToolsChanged+`":{"target":"#tool-list"}}`)
-	s.renderPartial(w, r, http.StatusOK, views.PartialToolRow, s.toolRow(t))
+	return s.swapOrRedirect(w, r, "/tools", views.PartialToolRow, func() (any, error) { return s.toolRow(t), nil })
 }

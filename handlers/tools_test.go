@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"maven/app/allowlist"
-	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/app/mcp"
 )
@@ -168,9 +167,8 @@ func TestRedefinedToolShowsFieldDiff(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.proposeMCP("vikunja", "list_tasks", "Lists tasks.", `{"type":"object"}`, true)
-	_, r := b.stepUp(a, auth.ActionEnableTool, tool.ID)
-	mustOK(t, "step-up", r)
-	mustOK(t, "enable", b.enable(tool.ID))
+	b.mustStepUp(a, enableOf(tool))
+	mustOK(t, "enable", b.enable(tool))
 
 	changed := mcp.Declared{Name: "list_tasks", Description: "Lists tasks and deletes the done ones.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"purge":{"type":"boolean"}}}`), ReadOnlyHint: false}

@@ -43,43 +43,19 @@ type streamLine struct {
 }
 
 // voicePost is POST /voice: authenticate, read, turn, answer. The token only lets a front end
-// submit utterances; it can never enable a tool or satisfy a step-up. Only a bad token, a body
-// that is not a webhook request and one over voice.MaxRequestBody get an error status: a front
-// end such as Home Assistant turns any other status into "Error contacting webhook", so every
-// failure of the turn itself is a spoken 200.
-func voicePost(turner VoiceTurner, tokens TokenChecker, log *slog.Logger) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+// submit utterances; it can never enable a tool or satisfy a step-up. Only a bad token (401), a
+// body that is not a webhook request (400) and one over voice.MaxRequestBody (413) are returned
+// as errors: a front end such as Home Assistant turns any other status into "Error contacting
+// webhook", so every failure of the turn itself, the rate limit included, is a spoken 200.
+func voicePost(turner VoiceTurner, tokens TokenChecker, log *slog.Logger) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		if !tokens.Check(requestToken(r)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="maven", Basic realm="maven"`)
-			voiceError(w, http.StatusUnauthorized, "missing or wrong voice token")
-			return
+			return apiError{http.StatusUnauthorized, "missing or wrong voice token"}
 		}
-		if r.ContentLength > voice.MaxRequestBody {
-			voiceError(w, http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB")
-			return
-		}
-		req, err := voice.DecodeRequest(http.MaxBytesReader(w, r.Body, voice.MaxRequestBody))
-		var tooBig *http.MaxBytesError
-		var bad *voice.RequestError
-		switch {
-		case errors.As(err, &tooBig):
-			voiceError(w, http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB")
-			return
-		case errors.As(err, &bad):
-			voiceError(w, http.StatusBadRequest, "the body is not a webhook request: "+bad.Msg)
-			return
-		case err != nil:
-			voiceError(w, http.StatusBadRequest, "could not read the body")
-			return
-		case req.Conversation == "":
-			voiceError(w, http.StatusBadRequest, "conversation_id is required")
-			return
-		case len(req.Conversation) > maxConversationID:
-			voiceError(w, http.StatusBadRequest, "conversation_id is too long")
-			return
-		case strings.TrimSpace(req.Text) == "":
-			voiceError(w, http.StatusBadRequest, "text (or query, or a user message) is required")
-			return
+		req, err := readVoiceRequest(w, r)
+		if err != nil {
+			return err
 		}
 		reply := safeTurn(r.Context(), turner, voice.Request{Conversation: req.Conversation, Text: req.Text, UserID: req.UserID}, log)
 		w.Header().Set("Cache-Control", "no-store")
@@ -96,7 +72,35 @@ func voicePost(turner VoiceTurner, tokens TokenChecker, log *slog.Logger) http.H
 			writeJSON(w, http.StatusOK, voiceResponse{Speech: reply.Speech, Outcome: string(reply.Outcome),
 				ExpectsReply: reply.ExpectsReply, Tool: reply.Tool, Output: reply.Output})
 		}
+		return nil
 	}
+}
+
+// readVoiceRequest decodes the webhook's body, streaming, up to voice.MaxRequestBody; its
+// errors are apiErrors (400, 413).
+func readVoiceRequest(w http.ResponseWriter, r *http.Request) (voice.WebhookRequest, error) {
+	tooLarge := apiError{http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB"}
+	if r.ContentLength > voice.MaxRequestBody {
+		return voice.WebhookRequest{}, tooLarge
+	}
+	req, err := voice.DecodeRequest(http.MaxBytesReader(w, r.Body, voice.MaxRequestBody))
+	var tooBig *http.MaxBytesError
+	var bad *voice.RequestError
+	switch {
+	case errors.As(err, &tooBig):
+		return req, tooLarge
+	case errors.As(err, &bad):
+		return req, apiError{http.StatusBadRequest, "the body is not a webhook request: " + bad.Msg}
+	case err != nil:
+		return req, apiError{http.StatusBadRequest, "could not read the body"}
+	case req.Conversation == "":
+		return req, apiError{http.StatusBadRequest, "conversation_id is required"}
+	case len(req.Conversation) > maxConversationID:
+		return req, apiError{http.StatusBadRequest, "conversation_id is too long"}
+	case strings.TrimSpace(req.Text) == "":
+		return req, apiError{http.StatusBadRequest, "text (or query, or a user message) is required"}
+	}
+	return req, nil
 }
 
 // safeTurn runs a turn; a panic in it is logged and answered in words, not with a 500 the
@@ -140,10 +144,4 @@ func wantsPlainText(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-func voiceError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, struct {
-		Error string `json:"error"`
-	}{msg})
 }

@@ -39,8 +39,9 @@ func (t oneToken) Check(s string) bool { return s == string(t) }
 
 // voiceRoutes mounts the webhook the way Routes does, without the web app around it.
 func voiceRoutes(turner VoiceTurner, tokens TokenChecker) http.Handler {
+	s := &server{log: slog.New(slog.DiscardHandler)}
 	r := chi.NewRouter()
-	r.Post("/voice", voicePost(turner, tokens, slog.New(slog.DiscardHandler)))
+	r.Post("/voice", s.handle(voicePost(turner, tokens, s.log)))
 	return r
 }
 

@@ -295,9 +295,12 @@
     flash('');
   }
 
-  // stepUp proves, with a user-verified assertion, that the owner wants action on id right now.
-  async function stepUp(action, id) {
-    await assert('/step-up/begin', '/step-up/finish', { action: action, id: id });
+  // stepUp proves, with a user-verified assertion, that the owner wants exactly what approval
+  // names right now: an action and its items, each with the fingerprint this page showed
+  // ({action, items: [{id, fingerprint}]}, as Maven's 403 sent it). Only those two keys are
+  // sent: htmx adds its own to an event's detail.
+  async function stepUp(approval) {
+    await assert('/step-up/begin', '/step-up/finish', { action: approval.action, items: approval.items });
     flash('');
   }
 
@@ -306,7 +309,7 @@
   async function withStepUp(request) {
     let res = await request();
     if (res.status === 403 && res.data.step_up) {
-      await stepUp(res.data.step_up.action, res.data.step_up.id);
+      await stepUp(res.data.step_up);
       res = await request();
     }
     return res;
@@ -325,7 +328,7 @@
       return;
     }
     try {
-      await stepUp(detail.action, detail.id);
+      await stepUp(detail);
     } catch (err) {
       flash(friendly(err), 'error');
       return;

@@ -82,10 +82,18 @@ type ToolRow struct {
 	Schema      Text // the input schema, indented
 	HasSchema   bool
 	Provenance  Text
-	Diff        []FieldDiff // what changed since the owner approved the row
-	RenameOf    Text
-	Invisible   bool // name, description or schema hold hidden characters
-	Mixed       bool // the name mixes writing systems
+	Diff        []FieldDiff // what changed: since the owner approved the row, or since their page showed it
+	DiffTitle   string      // which of the two
+	// ChangedSinceShown marks a row answered to an approval refused because it changed after
+	// the owner's page showed it.
+	ChangedSinceShown bool
+	RenameOf          Text
+	Invisible         bool // name, description or schema hold hidden characters
+	Mixed             bool // the name mixes writing systems
+	// Fingerprint is what an approval of the row binds to (allowlist.Tool.ApprovalDigest), shown
+	// as data-fingerprint; EnableVals the htmx values of its Enable button, which carry it.
+	Fingerprint string
+	EnableVals  string
 	CanEnable   bool
 	CanDisable  bool
 	EnabledAt   string
@@ -178,6 +186,13 @@ type ErrorPage struct {
 	Page
 	Status  int
 	Message string
+}
+
+// WrongHostPage names the addresses Maven answers at, to a browser that asked at another.
+type WrongHostPage struct {
+	Page
+	Host    string   // the address asked for
+	Origins []string // the configured origins, each a link
 }
 
 // Flash is a short message shown in the page's status area.

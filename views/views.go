@@ -26,6 +26,8 @@ const (
 	PageError    = "error"
 	PageUnlock   = "unlock"
 	PageSecrets  = "secrets"
+	// PageWrongHost refuses a page asked for at an address Maven is not configured for.
+	PageWrongHost = "wrong_host"
 )
 
 // Partial names, for Templates.Partial.
@@ -76,7 +78,7 @@ func Parse(asset func(name string) string) (*Templates, error) {
 		}
 		t.pages[path.Base(strings.TrimSuffix(p, ".html"))] = page
 	}
-	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets} {
+	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost} {
 		if t.pages[name] == nil {
 			return nil, fmt.Errorf("views: page %q is missing", name)
 		}

@@ -16,6 +16,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -70,7 +71,7 @@ func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := f.rows.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	turn := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, ToolID: row.ID, Tool: row.Name, Outcome: "ran",
@@ -89,7 +90,7 @@ func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	pending, _ := commands.Pending(ctx)
-	if _, err := commands.Approve(ctx, pending[0].ID, auth.ForTest(t, auth.ActionAddServer, pending[0].ID)); err != nil {
+	if _, err := commands.Approve(ctx, pending[0].ID, authtest.Proof(t, auth.One(auth.ActionAddServer, pending[0].ID, ""))); err != nil {
 		t.Fatal(err)
 	}
 	locks := f.log.NewLockRecorder(true, slog.New(slog.DiscardHandler))

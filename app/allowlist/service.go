@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"maven/app/auth"
 )
@@ -72,7 +69,9 @@ func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created 
 	return t, created, err
 }
 
-// EnableTool enables one row; proof must be a step-up for enabling exactly this row.
+// EnableTool enables one row. proof must be a step-up for enabling this row, and the row must
+// still be the shape the proof says the owner was shown (its ApprovalDigest), else a
+// *ShapeChangedError and nothing changes.
 func (s *Service) EnableTool(ctx context.Context, id int64, proof auth.StepUp) (t Tool, err error) {
 	err = s.Update(ctx, func(tx *Tx) error {
 		t, err = tx.Enable(ctx, id, proof)
@@ -228,13 +227,22 @@ func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 	})
 }
 
-// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row
-// can do it.
+// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row,
+// as the owner was shown it, can do it: a row redefined since is refused with a
+// *ShapeChangedError.
 func (tx *Tx) Enable(ctx context.Context, id int64, proof auth.StepUp) (Tool, error) {
-	if !proof.Permits(auth.ActionEnableTool, id) {
-		return Tool{}, ErrStepUpRequired
+	shown, ok := proof.Shown(auth.ActionEnableTool, id)
+	if !ok {
+		return Tool{}, fmt.Errorf("enable tool %d: %w", id, auth.ErrStepUpRequired)
 	}
-	t, err := tx.transition(ctx, id, StateEnabled)
+	t, err := tx.st.GetTool(ctx, id)
+	if err != nil {
+		return Tool{}, err
+	}
+	if err := CheckShown(t, shown); err != nil {
+		return Tool{}, err
+	}
+	t, err = tx.transition(ctx, id, StateEnabled)
 	if err != nil {
 		return Tool{}, err
 	}
@@ -267,6 +275,9 @@ func (tx *Tx) Withdraw(ctx context.Context, id int64, actor, reason string) (Too
 	t.State, t.Provenance = StateWithdrawn, reason
 	return t, tx.save(ctx, &t, old, actor, "withdrawn", map[string]any{"reason": reason})
 }
+
+// actionRedefined is the audit action of Redeclare.
+const actionRedefined = "redefined"
 
 // Redeclaration is a new declared shape for an existing MCP row.
 type Redeclaration struct {
@@ -303,9 +314,10 @@ func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, e
 	t.Fingerprint, t.Declared = r.Fingerprint, r.Declared
 	t.Description, t.InputSchema = r.Description, schemaOrEmpty(r.InputSchema)
 	t.ChangedFields, t.Provenance = slices.Clone(r.ChangedFields), r.Provenance
-	return t, tx.save(ctx, &t, old, "discovery", "redefined", map[string]any{
+	// The previous shape is kept in the trail, so a page that showed it can show what changed.
+	return t, tx.save(ctx, &t, old, "discovery", actionRedefined, map[string]any{
 		"changed": r.ChangedFields, "fingerprint": r.Fingerprint, "previous_fingerprint": old.Fingerprint,
-		"destructive_raised": t.Destructive && !old.Destructive,
+		"previous_declared": old.Declared, "destructive_raised": t.Destructive && !old.Destructive,
 	})
 }
 
@@ -416,60 +428,4 @@ func (tx *Tx) checkNameFree(ctx context.Context, name string, self int64) error 
 		return nil
 	}
 	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d)", ErrInvalid, name, other.ID)
-}
-
-// sameRow reports whether saving t over old would change nothing.
-func sameRow(t, old Tool) bool {
-	return t.Name == old.Name && t.State == old.State && t.Destructive == old.Destructive &&
-		t.ReadOnly == old.ReadOnly && t.Description == old.Description &&
-		string(t.InputSchema) == string(old.InputSchema) && t.Fingerprint == old.Fingerprint &&
-		t.Declared == old.Declared && t.RenameOf == old.RenameOf && t.Provenance == old.Provenance
-}
-
-const maxNameLen = 64
-
-func validateProposal(p Proposal) error {
-	switch {
-	case p.Name == "":
-		return fmt.Errorf("%w: a tool needs a name", ErrInvalid)
-	case len(p.Name) > maxNameLen:
-		return fmt.Errorf("%w: name %q is longer than %d bytes", ErrInvalid, p.Name, maxNameLen)
-	case !validName(p.Name):
-		return fmt.Errorf("%w: name %q may only hold letters, digits, '_' and '-'", ErrInvalid, p.Name)
-	case len(p.Cmd) == 0 || p.Cmd[0] == "":
-		return fmt.Errorf("%w: tool %q has an empty command", ErrInvalid, p.Name)
-	case p.Scope == "":
-		return fmt.Errorf("%w: tool %q has no scope", ErrInvalid, p.Name)
-	}
-	isMCPCmd := p.Cmd[0] == "mcp"
-	if p.Scope == ScopeLocal && isMCPCmd {
-		return fmt.Errorf("%w: a local command cannot start with \"mcp\"", ErrInvalid)
-	}
-	if p.Scope != ScopeLocal {
-		if !isMCPCmd || len(p.Cmd) != 3 || MCPScope(p.Cmd[1]) != p.Scope {
-			return fmt.Errorf("%w: scope %q needs cmd [\"mcp\", server, tool] of that server", ErrInvalid, p.Scope)
-		}
-	}
-	for _, a := range p.Cmd {
-		if !utf8.ValidString(a) || strings.ContainsRune(a, 0) {
-			return fmt.Errorf("%w: tool %q has an argument that is not valid text", ErrInvalid, p.Name)
-		}
-	}
-	return nil
-}
-
-func validName(name string) bool {
-	for _, r := range name {
-		if r != '_' && r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func schemaOrEmpty(s json.RawMessage) json.RawMessage {
-	if len(s) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	return slices.Clone(s)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -36,6 +38,16 @@ func mcpProposal(server, tool string, readOnly bool) allowlist.Proposal {
 	}
 }
 
+// enableProof is a real step-up approving the enabling of row id as it is now.
+func enableProof(t *testing.T, s *allowlist.Service, id int64) auth.StepUp {
+	t.Helper()
+	row, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest()))
+}
+
 // toState drives a fresh proposed row to the wanted starting state through legal moves.
 func toState(t *testing.T, ctx context.Context, s *allowlist.Service, id int64, state allowlist.State) {
 	t.Helper()
@@ -43,7 +55,7 @@ func toState(t *testing.T, ctx context.Context, s *allowlist.Service, id int64, 
 	switch state {
 	case allowlist.StateProposed:
 	case allowlist.StateEnabled:
-		_, err = s.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+		_, err = s.EnableTool(ctx, id, enableProof(t, s, id))
 	case allowlist.StateDisabled:
 		_, err = s.DisableTool(ctx, id, "owner")
 	case allowlist.StateWithdrawn:
@@ -73,7 +85,7 @@ func TestTransitions(t *testing.T) {
 	ctx := context.Background()
 	moves := []move{
 		{"enable", allowlist.StateEnabled, func(t *testing.T, s *allowlist.Service, id int64) error {
-			_, err := s.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+			_, err := s.EnableTool(ctx, id, enableProof(t, s, id))
 			return err
 		}},
 		{"disable", allowlist.StateDisabled, func(t *testing.T, s *allowlist.Service, id int64) error {
@@ -167,13 +179,13 @@ func TestEnableNeedsStepUpForThisTool(t *testing.T) {
 		proof auth.StepUp
 	}{
 		{"zero proof", auth.StepUp{}},
-		{"proof for another tool", auth.ForTest(t, auth.ActionEnableTool, b.ID)},
-		{"proof for another action", auth.ForTest(t, auth.ActionAddPasskey, a.ID)},
+		{"proof for another tool", enableProof(t, s, b.ID)},
+		{"proof for another action", authtest.Proof(t, auth.One(auth.ActionRemovePasskey, a.ID, ""))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.EnableTool(ctx, a.ID, c.proof)
-			if !errors.Is(err, allowlist.ErrStepUpRequired) {
+			if !errors.Is(err, auth.ErrStepUpRequired) {
 				t.Fatalf("err = %v, want ErrStepUpRequired", err)
 			}
 			got, _ := s.Get(ctx, a.ID)
@@ -182,9 +194,79 @@ func TestEnableNeedsStepUpForThisTool(t *testing.T) {
 			}
 		})
 	}
-	got, err := s.EnableTool(ctx, a.ID, auth.ForTest(t, auth.ActionEnableTool, a.ID))
-	if err != nil || got.State != allowlist.StateEnabled || got.EnabledBy != "owner" || got.EnabledAt == nil {
+	got, err := s.EnableTool(ctx, a.ID, enableProof(t, s, a.ID))
+	if err != nil || got.State != allowlist.StateEnabled || !strings.HasPrefix(got.EnabledBy, "owner (passkey") || got.EnabledAt == nil {
 		t.Fatalf("enable with the right proof: %+v, %v", got, err)
+	}
+}
+
+// TestEnableRefusesAShapeOtherThanShown: the proof names the fingerprint the owner's page
+// showed; a row redefined since is refused with a ShapeChangedError carrying the row as it is
+// now, nothing changes, and the trail keeps the shape that was shown.
+func TestEnableRefusesAShapeOtherThanShown(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	row, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "report", true))
+	shown := enableProof(t, s, row.ID) // the owner approves what the page shows
+	var redefined allowlist.Tool
+	err := s.Update(ctx, func(tx *allowlist.Tx) (err error) {
+		redefined, err = tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{
+			Fingerprint: "sha256:2", Declared: `{"name":"report","description":"Deletes every report."}`,
+			Description: "Deletes every report.", ChangedFields: []string{"description"}, Provenance: "redefined",
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := eventCount(t, s, row.ID)
+	_, err = s.EnableTool(ctx, row.ID, shown)
+	var changed *allowlist.ShapeChangedError
+	if !errors.As(err, &changed) || !errors.Is(err, allowlist.ErrShapeChanged) || changed.Shown != "sha256:1" || changed.Tool.Fingerprint != "sha256:2" {
+		t.Fatalf("enable of the shape shown after a redefinition: %v", err)
+	}
+	if got, _ := s.Get(ctx, row.ID); got.State != allowlist.StateProposed || eventCount(t, s, row.ID) != events {
+		t.Fatalf("a refused enable changed the row: %+v", got)
+	}
+	if seen, err := s.DeclaredWhen(ctx, row.ID, "sha256:1"); err != nil || seen != row.Declared {
+		t.Fatalf("DeclaredWhen(shown) = %q, %v; want %q", seen, err, row.Declared)
+	}
+	if seen, _ := s.DeclaredWhen(ctx, row.ID, redefined.Fingerprint); seen != "" {
+		t.Fatalf("DeclaredWhen(current) = %q, want \"\"", seen)
+	}
+	if _, err := s.EnableTool(ctx, row.ID, enableProof(t, s, row.ID)); err != nil {
+		t.Fatalf("enable of the shape now shown: %v", err)
+	}
+}
+
+func TestApprovalDigestCoversWhatIsShown(t *testing.T) {
+	local := allowlist.Tool{Name: "restart_router", Cmd: []string{"/usr/bin/restart", "router"}, Scope: allowlist.ScopeLocal}
+	base := local.ApprovalDigest()
+	if !strings.HasPrefix(base, "sha256:") || len(base) != len("sha256:")+64 {
+		t.Fatalf("digest %q", base)
+	}
+	for name, edit := range map[string]func(*allowlist.Tool){
+		"spoken name":     func(t *allowlist.Tool) { t.Name = "reboot_all" },
+		"command":         func(t *allowlist.Tool) { t.Cmd = []string{"/usr/bin/restart", "modem"} },
+		"description":     func(t *allowlist.Tool) { t.Description = "also wipes" },
+		"input schema":    func(t *allowlist.Tool) { t.InputSchema = json.RawMessage(`{"type":"object","required":["x"]}`) },
+		"read-only claim": func(t *allowlist.Tool) { t.ReadOnly = true },
+	} {
+		changed := local
+		edit(&changed)
+		if changed.ApprovalDigest() == base {
+			t.Errorf("a change of the %s keeps the digest", name)
+		}
+	}
+	// Nothing else moves it: the state, the provenance, the time.
+	same := local
+	same.State, same.Provenance, same.UpdatedAt = allowlist.StateDisabled, "config", time.Now()
+	if same.ApprovalDigest() != base {
+		t.Error("the digest depends on what the owner approves nothing of")
+	}
+	mcpRow := allowlist.Tool{Name: "a", Fingerprint: "sha256:abc"}
+	if mcpRow.ApprovalDigest() != "sha256:abc" {
+		t.Errorf("an MCP row binds to its fingerprint, got %s", mcpRow.ApprovalDigest())
 	}
 }
 

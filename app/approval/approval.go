@@ -96,7 +96,7 @@ func (s *Service) Command(ctx context.Context, id int64) (Command, error) {
 // it. proof must be a step-up for auth.ActionAddServer on id: without one it fails with
 // auth.ErrStepUpRequired and approves nothing. ErrNotFound if no command line has that id.
 func (s *Service) Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error) {
-	if !proof.Permits(auth.ActionAddServer, id) {
+	if !proof.Approves(auth.ActionAddServer, auth.Item{Target: id}) {
 		return "", fmt.Errorf("approve command line %d: %w", id, auth.ErrStepUpRequired)
 	}
 	c, err := s.store.ApproveCommand(ctx, id, s.now(), proof.Owner())

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"maven/app/reveal"
 )
 
 // Transport is how Maven talks to an MCP server.
@@ -122,31 +122,9 @@ func (s Server) eachSecretValue(path string, fn func(key, value string)) {
 // in a path or an innocently named parameter would show.
 func (s Server) Target() string {
 	if s.Type == TransportStdio {
-		return commandLine(s.Command, s.Args)
+		return reveal.CommandLine(append([]string{s.Command}, s.Args...))
 	}
 	return redactURL(s.URL)
-}
-
-// commandLine joins a command and its arguments for display, quoting any argument that would
-// otherwise be ambiguous or hide characters.
-func commandLine(command string, args []string) string {
-	parts := make([]string, 0, 1+len(args))
-	for _, a := range append([]string{command}, args...) {
-		parts = append(parts, displayArg(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-func displayArg(a string) string {
-	if a == "" || !utf8.ValidString(a) {
-		return strconv.Quote(a)
-	}
-	for _, r := range a {
-		if r == '"' || r == '\'' || r == '\\' || unicode.IsSpace(r) || !strconv.IsPrint(r) {
-			return strconv.Quote(a)
-		}
-	}
-	return a
 }
 
 // redacted replaces a credential in a displayed URL.

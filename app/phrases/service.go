@@ -11,15 +11,10 @@ import (
 	"maven/app/auth"
 )
 
-// Errors of Service.Save besides *Error, ErrTooMany, auth.ErrStepUpRequired and
-// allowlist.ErrNotFound.
-var (
-	// ErrFingerprintChanged means the row is no longer what the owner's page showed: the phrases
-	// would bind a tool the owner has not seen.
-	ErrFingerprintChanged = errors.New("the tool changed since the page showed it")
-	// ErrNotPhrasable means the row is not an enabled MCP tool with a fingerprint.
-	ErrNotPhrasable = errors.New("only an enabled MCP tool takes phrases")
-)
+// ErrNotPhrasable means the row is not an enabled MCP tool with a fingerprint. Service.Save
+// fails with it, *Error, ErrTooMany, auth.ErrStepUpRequired, allowlist.ErrNotFound and
+// allowlist.ErrShapeChanged.
+var ErrNotPhrasable = errors.New("only an enabled MCP tool takes phrases")
 
 // Saved is what the owner last saved for one row.
 type Saved struct {
@@ -86,16 +81,17 @@ func (s *Service) Phrases(ctx context.Context, ids []int64) (map[int64]Saved, er
 }
 
 // Save replaces the phrases of row id with those of text (one template a line; an empty text
-// clears them). fingerprint is the row's fingerprint as the owner's page showed it; proof is a
-// step-up for auth.ActionSetPhrases on id. It fails with auth.ErrStepUpRequired,
-// allowlist.ErrNotFound, ErrNotPhrasable, ErrFingerprintChanged, ErrTooMany, or an *Error
-// naming every line that cannot be used; then nothing is saved.
-func (s *Service) Save(ctx context.Context, id int64, fingerprint, text string, proof auth.StepUp) (Saved, error) {
+// clears them). proof is a step-up for auth.ActionSetPhrases on id, and names the fingerprint
+// the owner's page showed of the row. It fails with auth.ErrStepUpRequired,
+// allowlist.ErrNotFound, ErrNotPhrasable, allowlist.ErrShapeChanged (the row is no longer the
+// shape shown), ErrTooMany, or an *Error naming every line that cannot be used; then nothing is
+// saved.
+func (s *Service) Save(ctx context.Context, id int64, text string, proof auth.StepUp) (Saved, error) {
 	row, err := s.rows.Get(ctx, id)
 	if err != nil {
 		return Saved{}, fmt.Errorf("save phrases of tool %d: %w", id, err)
 	}
-	if err := permits(proof, row, fingerprint); err != nil {
+	if err := permits(proof, row); err != nil {
 		return Saved{}, fmt.Errorf("save phrases of tool %d: %w", id, err)
 	}
 	schema, err := ReadSchema(row.InputSchema)
@@ -114,18 +110,15 @@ func (s *Service) Save(ctx context.Context, id int64, fingerprint, text string, 
 	return saved, nil
 }
 
-// permits is the one check a save must pass: the step-up names this action on this row, and
-// the row is still the one the owner saw (its fingerprint). When auth.StepUp carries the
-// fingerprint the page showed, the comparison moves into the proof; this stays the one place.
-func permits(proof auth.StepUp, row allowlist.Tool, shown string) error {
-	if !proof.Permits(auth.ActionSetPhrases, row.ID) {
+// permits is the one check a save must pass: the step-up approves this action on this row, the
+// row takes phrases, and it is still the shape the proof says the owner was shown.
+func permits(proof auth.StepUp, row allowlist.Tool) error {
+	shown, ok := proof.Shown(auth.ActionSetPhrases, row.ID)
+	if !ok {
 		return auth.ErrStepUpRequired
 	}
 	if row.State != allowlist.StateEnabled || !row.IsMCP() || row.Fingerprint == "" {
 		return ErrNotPhrasable
 	}
-	if row.Fingerprint != shown {
-		return ErrFingerprintChanged
-	}
-	return nil
+	return allowlist.CheckShown(row, shown)
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/phrases"
 	"maven/db"
 )
@@ -41,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 		if enable {
-			if row, err = f.rows.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+			if row, err = f.rows.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -57,27 +59,30 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// phrasesProof is a step-up approving phrases for row as the page showed it.
+func phrasesProof(t *testing.T, row allowlist.Tool) auth.StepUp {
+	return authtest.Proof(t, auth.One(auth.ActionSetPhrases, row.ID, row.ApprovalDigest()))
+}
+
 func TestSaveNeedsAStepUpForThisRowAndTheShapeTheOwnerSaw(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	good := auth.ForTest(t, auth.ActionSetPhrases, f.sum.ID)
 	for _, c := range []struct {
-		name        string
-		id          int64
-		fingerprint string
-		proof       auth.StepUp
-		want        error
+		name  string
+		id    int64
+		proof auth.StepUp
+		want  error
 	}{
-		{"no step-up", f.sum.ID, f.sum.Fingerprint, auth.StepUp{}, auth.ErrStepUpRequired},
-		{"a step-up for enabling", f.sum.ID, f.sum.Fingerprint, auth.ForTest(t, auth.ActionEnableTool, f.sum.ID), auth.ErrStepUpRequired},
-		{"a step-up for another row", f.sum.ID, f.sum.Fingerprint, auth.ForTest(t, auth.ActionSetPhrases, f.offered.ID), auth.ErrStepUpRequired},
-		{"the page showed another shape", f.sum.ID, "sha256:old", good, phrases.ErrFingerprintChanged},
-		{"a row that is not enabled", f.offered.ID, f.offered.Fingerprint, auth.ForTest(t, auth.ActionSetPhrases, f.offered.ID), phrases.ErrNotPhrasable},
-		{"a local command", f.local.ID, "", auth.ForTest(t, auth.ActionSetPhrases, f.local.ID), phrases.ErrNotPhrasable},
-		{"no such row", 999, "x", auth.ForTest(t, auth.ActionSetPhrases, 999), allowlist.ErrNotFound},
+		{"no step-up", f.sum.ID, auth.StepUp{}, auth.ErrStepUpRequired},
+		{"a step-up for enabling", f.sum.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, f.sum.ID, f.sum.ApprovalDigest())), auth.ErrStepUpRequired},
+		{"a step-up for another row", f.sum.ID, phrasesProof(t, f.offered), auth.ErrStepUpRequired},
+		{"the page showed another shape", f.sum.ID, authtest.Proof(t, auth.One(auth.ActionSetPhrases, f.sum.ID, "sha256:old")), allowlist.ErrShapeChanged},
+		{"a row that is not enabled", f.offered.ID, phrasesProof(t, f.offered), phrases.ErrNotPhrasable},
+		{"a local command", f.local.ID, phrasesProof(t, f.local), phrases.ErrNotPhrasable},
+		{"no such row", 999, authtest.Proof(t, auth.One(auth.ActionSetPhrases, 999, "x")), allowlist.ErrNotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.phrases.Save(ctx, c.id, c.fingerprint, "add {a} and {b}", c.proof)
+			_, err := f.phrases.Save(ctx, c.id, "add {a} and {b}", c.proof)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("got %v, want %v", err, c.want)
 			}
@@ -91,11 +96,11 @@ func TestSaveNeedsAStepUpForThisRowAndTheShapeTheOwnerSaw(t *testing.T) {
 func TestSaveRefusesBadLinesAndKeepsWhatWasThere(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	proof := auth.ForTest(t, auth.ActionSetPhrases, f.sum.ID)
-	if _, err := f.phrases.Save(ctx, f.sum.ID, f.sum.Fingerprint, "add {a} and {b}", proof); err != nil {
+	proof := phrasesProof(t, f.sum)
+	if _, err := f.phrases.Save(ctx, f.sum.ID, "add {a} and {b}", proof); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.phrases.Save(ctx, f.sum.ID, f.sum.Fingerprint, "sum {a} plus {b}\nadd {a} and {c}", proof)
+	_, err := f.phrases.Save(ctx, f.sum.ID, "sum {a} plus {b}\nadd {a} and {c}", proof)
 	var e *phrases.Error
 	if !errors.As(err, &e) || len(e.Lines) != 1 || e.Lines[0].Line != 2 {
 		t.Fatalf("%v", err)
@@ -110,11 +115,11 @@ func TestARedefinitionVoidsThePhrases(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	v0 := f.phrases.Version()
-	saved, err := f.phrases.Save(ctx, f.sum.ID, f.sum.Fingerprint, "add {a} and {b}\n\nsum {a} plus {b}", auth.ForTest(t, auth.ActionSetPhrases, f.sum.ID))
+	saved, err := f.phrases.Save(ctx, f.sum.ID, "add {a} and {b}\n\nsum {a} plus {b}", phrasesProof(t, f.sum))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.phrases.Version() == v0 || saved.Fingerprint != f.sum.Fingerprint || saved.SavedBy != "owner" || len(saved.Lines) != 2 {
+	if f.phrases.Version() == v0 || saved.Fingerprint != f.sum.Fingerprint || !strings.HasPrefix(saved.SavedBy, "owner (passkey") || len(saved.Lines) != 2 {
 		t.Fatalf("%+v", saved)
 	}
 	row, _ := f.rows.Get(ctx, f.sum.ID)
@@ -130,7 +135,7 @@ func TestARedefinitionVoidsThePhrases(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Approved again, for the new shape: the phrases were for the old one.
-	if _, err := f.rows.EnableTool(ctx, f.sum.ID, auth.ForTest(t, auth.ActionEnableTool, f.sum.ID)); err != nil {
+	if _, err := f.rows.EnableTool(ctx, f.sum.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, f.sum.ID, "sha256:redefined"))); err != nil {
 		t.Fatal(err)
 	}
 	row, _ = f.rows.Get(ctx, f.sum.ID)

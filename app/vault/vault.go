@@ -58,10 +58,11 @@ type Vault struct {
 	rpID  string
 	now   func() time.Time
 	kdf   argon2Params // for new recovery slots; tests lower it
-	// Each unlock method backs off on its own: anyone who reaches /unlock can guess recovery
-	// codes, but only the owner's authenticator can get a PRF attempt this far (the assertion
-	// is verified first), so guessing codes must not lock the owner's passkey out.
-	recoveryLimiter, prfLimiter *Limiter
+	// PRF attempts back off: only the owner's authenticator gets one this far (the assertion is
+	// verified first). Recovery codes do not back off here: anyone who reaches /unlock can try
+	// them, and a back-off they all share would let a stranger keep the owner out; the web
+	// layer limits them per source and in total instead.
+	prfLimiter *Limiter
 	// kdfTurn admits one key derivation at a time: an Argon2id run takes 64 MiB, and
 	// serializing attempts also stops parallel guesses from slipping past the limiters.
 	kdfTurn chan struct{}
@@ -75,8 +76,8 @@ type Vault struct {
 func New(store Store, rpID string, now func() time.Time) *Vault {
 	return &Vault{
 		store: store, rpID: rpID, now: now,
-		recoveryLimiter: NewLimiter(now), prfLimiter: NewLimiter(now),
-		kdf: defaultArgon2, kdfTurn: make(chan struct{}, 1),
+		prfLimiter: NewLimiter(now),
+		kdf:        defaultArgon2, kdfTurn: make(chan struct{}, 1),
 	}
 }
 
@@ -264,11 +265,11 @@ func (v *Vault) UnlockWithPRF(ctx context.Context, credentialID, prfOutput []byt
 }
 
 // UnlockWithRecovery opens the recovery slot with a code as the owner typed it (case, spaces
-// and dashes do not matter). A wrong code is ErrUnlockFailed; a mistyped one ErrMalformedCode,
-// which costs no attempt; ErrNoVault if there is no vault; a *TooManyAttemptsError, untried,
-// while recovery attempts back off (apart from passkeys).
+// and dashes do not matter). A wrong code is ErrUnlockFailed; a mistyped one ErrMalformedCode;
+// ErrNoVault if there is no vault. Attempts run one at a time and do not back off: the caller
+// limits who may try how often (the web layer does, per source and in total).
 func (v *Vault) UnlockWithRecovery(ctx context.Context, code string) error {
-	release, err := v.beginAttempt(ctx, v.recoveryLimiter)
+	release, err := v.kdfWait(ctx)
 	if err != nil {
 		return err
 	}
@@ -280,13 +281,13 @@ func (v *Vault) UnlockWithRecovery(ctx context.Context, code string) error {
 	defer clear(canon)
 	slot, err := v.store.RecoverySlot(ctx)
 	if errors.Is(err, ErrNotFound) {
-		return v.noSuchSlot(ctx, v.recoveryLimiter)
+		return v.noSuchSlot(ctx, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("unlock: %w", err)
 	}
 	dek, err := openRecoverySlot(slot, canon)
-	return v.finishAttempt(ctx, v.recoveryLimiter, slot, dek, err)
+	return v.finishAttempt(ctx, nil, slot, dek, err)
 }
 
 // MAC returns HMAC-SHA256 of msg under a key derived from the data key for purpose, so that
@@ -359,7 +360,8 @@ func (v *Vault) noSuchSlot(ctx context.Context, l *Limiter) error {
 	return ErrUnlockFailed
 }
 
-// finishAttempt turns the outcome of opening slot into the unlock's answer.
+// finishAttempt turns the outcome of opening slot into the unlock's answer, and tells l (if not
+// nil) how it went.
 func (v *Vault) finishAttempt(ctx context.Context, l *Limiter, slot Slot, dek []byte, err error) error {
 	if errors.Is(err, errOpen) {
 		l.Fail()

@@ -13,6 +13,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
@@ -54,7 +55,7 @@ func newLiveTool(tb testing.TB, server string, spec mcptest.ToolSpec, allow ...s
 			tb.Fatalf("%s was never proposed", spec.Name)
 		}
 	}
-	if l.row, err = l.rows.EnableTool(ctx, l.row.ID, auth.ForTest(tb, auth.ActionEnableTool, l.row.ID)); err != nil {
+	if l.row, err = l.rows.EnableTool(ctx, l.row.ID, authtest.Proof(tb, auth.One(auth.ActionEnableTool, l.row.ID, l.row.ApprovalDigest()))); err != nil {
 		tb.Fatal(err)
 	}
 	return l

@@ -9,6 +9,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/exec"
 	"maven/app/mcp/mcptest"
 	"maven/app/phrases"
@@ -33,8 +34,8 @@ func (w *world) addPhrased(t *testing.T, server, tool, schema string, readOnly b
 		t.Fatal(err)
 	}
 	if len(lines) > 0 {
-		if _, err := w.phrases.Save(context.Background(), row.ID, row.Fingerprint, strings.Join(lines, "\n"),
-			auth.ForTest(t, auth.ActionSetPhrases, row.ID)); err != nil {
+		if _, err := w.phrases.Save(context.Background(), row.ID, strings.Join(lines, "\n"),
+			authtest.Proof(t, auth.One(auth.ActionSetPhrases, row.ID, row.ApprovalDigest()))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,7 +179,7 @@ func TestPhrasesAgainstARealServer(t *testing.T) {
 		InputSchema: json.RawMessage(sumSchema), ReadOnly: true, Echo: true})
 	rows, manager, row := live.rows, live.manager, live.row
 	said := phrases.NewService(db.NewPhrasesStore(live.db), rows, time.Now)
-	if _, err := said.Save(ctx, row.ID, row.Fingerprint, "add {a} and {b}", auth.ForTest(t, auth.ActionSetPhrases, row.ID)); err != nil {
+	if _, err := said.Save(ctx, row.ID, "add {a} and {b}", authtest.Proof(t, auth.One(auth.ActionSetPhrases, row.ID, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	v := voice.New(voice.Deps{Rows: rows, Binder: manager, Runner: exec.New(manager, exec.Options{}), Lock: &lockFlag{}, Phrases: said}, voice.Options{})

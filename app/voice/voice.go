@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/exec"
@@ -130,7 +132,7 @@ type Service struct {
 	opts  Options
 	wake  [][]string
 	convs *conversations
-	limit *limiter
+	limit *rate.Limiter // turns taken (DefaultTurnsPerSecond, DefaultBurst)
 	audit *auditor
 
 	mu       sync.Mutex
@@ -170,7 +172,7 @@ func New(d Deps, opts Options) *Service {
 		wake = append(wake, heardAs(w))
 	}
 	s := &Service{d: d, opts: opts, wake: wordLists(wake...), convs: newConversations(opts.MaxPending),
-		limit: newLimiter(opts.TurnsPerSecond, opts.Burst, opts.Now)}
+		limit: rate.NewLimiter(rate.Limit(opts.TurnsPerSecond), opts.Burst)}
 	s.audit = newAuditor(s)
 	return s
 }
@@ -194,7 +196,7 @@ func (s *Service) Turn(ctx context.Context, req Request) Reply {
 }
 
 func (s *Service) turn(ctx context.Context, req Request) Reply {
-	if !s.limit.allow() {
+	if !s.limit.AllowN(s.opts.Now(), 1) {
 		return Reply{Speech: "Too many requests at once; wait a moment and try again.", Outcome: OutcomeRefused}
 	}
 	if s.d.Lock.Locked() {

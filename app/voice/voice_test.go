@@ -14,6 +14,7 @@ import (
 	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/exec"
 	"maven/app/mcp"
 	"maven/app/phrases"
@@ -150,7 +151,7 @@ func (w *world) enable(t testing.TB, p allowlist.Proposal) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := w.svc.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	w.ids[row.Name] = row.ID
@@ -237,7 +238,11 @@ func TestConfirmIsVoidWhenTheRowChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.clock.advance(time.Second)
-			if _, err := w.svc.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+			row, err := w.svc.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.svc.EnableTool(ctx, id, authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest()))); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"maven/app/ipc"
+	"maven/app/reveal"
 )
 
 // clientFlags are the flags every client command takes.
@@ -96,8 +94,8 @@ func cliTools(ctx context.Context, args []string, getenv func(string) string, st
 		if r.Destructive {
 			destructive = "yes"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, terminalSafe(r.Name), r.State, destructive,
-			terminalSafe(r.Scope), terminalSafe(commandLine(r.Cmd)))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, reveal.OneLine(r.Name), r.State, destructive,
+			reveal.OneLine(r.Scope), reveal.OneLine(reveal.CommandLine(r.Cmd)))
 	}
 	return tw.Flush()
 }
@@ -117,7 +115,7 @@ func cliPropose(ctx context.Context, args []string, getenv func(string) string, 
 	if f.json {
 		return writeJSON(stdout, row)
 	}
-	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, terminalSafe(row.Name), row.State)
+	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, reveal.OneLine(row.Name), row.State)
 	return nil
 }
 
@@ -157,33 +155,6 @@ func cliVersion(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	return nil
-}
-
-// commandLine shows an argv the way a shell user reads it, quoting what needs it.
-func commandLine(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`"'\$;|&<>()*?`+"`", r) }) {
-			a = strconv.Quote(a)
-		}
-		parts[i] = a
-	}
-	return strings.Join(parts, " ")
-}
-
-// terminalSafe escapes control and invisible characters, so a hostile tool name cannot move the
-// cursor, recolour the terminal or hide text.
-func terminalSafe(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == unicode.ReplacementChar {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func cliVoiceToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -14,6 +14,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/ipc"
+	"maven/app/reveal"
 )
 
 // eventsParams are the `events` IPC params; every field is optional.
@@ -84,8 +85,8 @@ func cliEvents(ctx context.Context, args []string, getenv func(string) string, s
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tACTOR\tACTION\tTOOL\tOUTCOME\tDETAIL")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format(time.DateTime), terminalSafe(e.Actor),
-			terminalSafe(e.Action), orDash(terminalSafe(e.Tool)), orDash(e.Outcome), terminalSafe(eventDetail(e.Detail)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format(time.DateTime), reveal.OneLine(e.Actor),
+			reveal.OneLine(e.Action), orDash(reveal.OneLine(e.Tool)), orDash(e.Outcome), reveal.OneLine(eventDetail(e.Detail)))
 	}
 	return tw.Flush()
 }

@@ -18,6 +18,7 @@ import (
 	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/phrases"
 	"maven/app/voice/hatest"
 	"maven/db"
@@ -251,7 +252,7 @@ func savePhrasesOffline(t *testing.T, data string, id int64, text string) {
 		t.Fatal(err)
 	}
 	book := phrases.NewService(db.NewPhrasesStore(bdb), rows, time.Now)
-	if _, err := book.Save(ctx, id, row.Fingerprint, text, auth.ForTest(t, auth.ActionSetPhrases, id)); err != nil {
+	if _, err := book.Save(ctx, id, text, authtest.Proof(t, auth.One(auth.ActionSetPhrases, id, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 }

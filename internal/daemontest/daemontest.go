@@ -13,6 +13,7 @@ import (
 
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/db"
@@ -77,7 +78,7 @@ func ApproveCommandLines(tb testing.TB, data, cfgPath string) {
 			if p.Server != name {
 				continue
 			}
-			if _, err := svc.Approve(ctx, p.ID, auth.ForTest(tb, auth.ActionAddServer, p.ID)); err != nil {
+			if _, err := svc.Approve(ctx, p.ID, authtest.Proof(tb, auth.One(auth.ActionAddServer, p.ID, ""))); err != nil {
 				tb.Fatal(err)
 			}
 		}
