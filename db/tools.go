@@ -240,10 +240,7 @@ func appendEvent(ctx context.Context, db bun.IDB, e *allowlist.Event) error {
 
 // eventInsertError maps a foreign-key failure, which is what says the row does not exist.
 func eventInsertError(err error) error {
-	if strings.Contains(err.Error(), "FOREIGN KEY constraint failed") {
-		return allowlist.ErrNotFound
-	}
-	return err
+	return mapError(err, map[int]error{codeForeignKey: allowlist.ErrNotFound})
 }
 
 func getTool(ctx context.Context, db bun.IDB, id int64) (allowlist.Tool, error) {

@@ -98,43 +98,6 @@ func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) 
 	return t, err
 }
 
-// LocalTool is a local command as the config names it.
-type LocalTool struct {
-	Name string
-	Argv []string
-}
-
-// SyncConfigTools proposes the config's local commands and withdraws the config-sourced rows the
-// config no longer names, all in one transaction.
-func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) error {
-	return s.Update(ctx, func(tx *Tx) error {
-		kept := make(map[int64]bool, len(tools))
-		for _, lt := range tools {
-			t, _, err := tx.Propose(ctx, Proposal{
-				Name: lt.Name, Cmd: lt.Argv, Scope: ScopeLocal,
-				Source: SourceConfig, Provenance: "proposed from the config file", Actor: "config",
-			})
-			if err != nil {
-				return fmt.Errorf("config tool %q: %w", lt.Name, err)
-			}
-			kept[t.ID] = true
-		}
-		rows, err := tx.st.ListTools(ctx, Filter{Scope: ScopeLocal, Source: SourceConfig})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if kept[r.ID] || r.State == StateWithdrawn {
-				continue
-			}
-			if _, err := tx.Withdraw(ctx, r.ID, "config", "removed from config"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // Tx applies rule-checked changes inside one transaction (see Service.Update).
 type Tx struct {
 	st  TxStore
@@ -427,5 +390,5 @@ func (tx *Tx) checkNameFree(ctx context.Context, name string, self int64) error 
 	if other.ID == self {
 		return nil
 	}
-	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d)", ErrInvalid, name, other.ID)
+	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d, %s, %s)", ErrInvalid, name, other.ID, other.Scope, other.State)
 }

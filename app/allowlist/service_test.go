@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -433,10 +434,10 @@ func TestSyncConfigTools(t *testing.T) {
 	if _, _, err := s.ProposeTool(ctx, allowlist.Proposal{Name: "by_hand", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
-		t.Fatal(err)
+	if refused, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil || refused != nil {
+		t.Fatal(refused, err)
 	}
-	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}}); err != nil {
+	if _, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, _ := s.List(ctx, allowlist.Filter{Scope: allowlist.ScopeLocal})
@@ -453,12 +454,52 @@ func TestSyncConfigTools(t *testing.T) {
 		t.Fatal(diff)
 	}
 	// Back in the config: proposed again, not enabled.
-	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
+	if _, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := s.List(ctx, allowlist.Filter{Scope: allowlist.ScopeLocal, States: []allowlist.State{allowlist.StateProposed}})
 	if len(b) != 3 {
 		t.Fatalf("want 3 proposed rows, got %d", len(b))
+	}
+}
+
+// TestSyncConfigToolsRefusesOneAndKeepsTheRest: a config tool named like an MCP row, withdrawn
+// long ago, is refused and named; the other config tools are proposed and the MCP row is left
+// as it was, audit trail and all.
+func TestSyncConfigToolsRefusesOneAndKeepsTheRest(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	old, _, err := s.ProposeTool(ctx, allowlist.Proposal{Name: "clash", Cmd: []string{"mcp", "srv", "clash"},
+		Scope: allowlist.MCPScope("srv"), Source: allowlist.SourceDiscovery, Destructive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Withdraw(ctx, old.ID, "discovery", "the server stopped listing it"); err != nil {
+		t.Fatal(err)
+	}
+	// A config tool that already had a row keeps it, even when its new name is refused.
+	if _, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "renamed", Argv: []string{"/bin/date"}}}); err != nil {
+		t.Fatal(err)
+	}
+	refused, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{
+		{Name: "uptime", Argv: []string{"/usr/bin/uptime"}},
+		{Name: "clash", Argv: []string{"/bin/date"}},
+	})
+	if err != nil {
+		t.Fatalf("one refused tool stopped the sync: %v", err)
+	}
+	if len(refused) != 1 || refused[0].Index != 1 || refused[0].Name != "clash" || !errors.Is(refused[0].Err, allowlist.ErrInvalid) ||
+		!strings.Contains(refused[0].Err.Error(), fmt.Sprintf("(id %d, mcp:srv, withdrawn)", old.ID)) {
+		t.Fatalf("refused = %+v", refused)
+	}
+	rows, _ := s.List(ctx, allowlist.Filter{})
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Name] = r.Scope + "/" + string(r.State)
+	}
+	want := map[string]string{"clash": "mcp:srv/withdrawn", "renamed": "local/proposed", "uptime": "local/proposed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatal(diff)
 	}
 }
 

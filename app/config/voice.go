@@ -27,39 +27,48 @@ const (
 	maxTurnsPerSecond = 1e6
 )
 
-func decodeVoice(raw []byte, path string) (Voice, error) {
-	obj, err := decodeObject(raw, path, voiceKeys)
-	if err != nil {
-		return Voice{}, err
+func (d *decoder) voice(raw []byte, path string) Voice {
+	obj, ok := d.object(raw, path)
+	if !ok {
+		return Voice{}
 	}
 	var v Voice
-	if raw, ok := obj.members["wake_words"]; ok {
-		p := keyPath(path, "wake_words")
-		if v.WakeWords, err = decodeStrings(raw, p, `a list of phrases such as ["hey maven"]`); err != nil {
-			return Voice{}, err
-		}
-		if len(v.WakeWords) > maxWakeWords {
-			return Voice{}, errorf(p, fmt.Sprintf("at most %d wake words", maxWakeWords))
-		}
-		for i, w := range v.WakeWords {
-			if len(w) > MaxNameLen || !strings.ContainsFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-				return Voice{}, errorf(indexPath(p, i), fmt.Sprintf("expected words of at most %d characters, got %s", MaxNameLen, quoteValue(w)))
+	for _, key := range sortedKeys(obj) {
+		p, raw := keyPath(path, key), obj[key]
+		switch key {
+		case "wake_words":
+			v.WakeWords = d.wakeWords(raw, p)
+		case "turns_per_second":
+			if kind(raw) != '0' || json.Unmarshal(raw, &v.TurnsPerSecond) != nil || !(v.TurnsPerSecond > 0 && v.TurnsPerSecond <= maxTurnsPerSecond) {
+				d.fail(expected(p, fmt.Sprintf("a number above 0 and at most %g", maxTurnsPerSecond), raw))
 			}
+		case "burst":
+			var f float64
+			if kind(raw) != '0' || json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || f < 1 || f > maxTurnsPerSecond {
+				d.fail(expected(p, fmt.Sprintf("a whole number from 1 to %g", maxTurnsPerSecond), raw))
+				continue
+			}
+			v.Burst = int(f)
+		default:
+			d.unknown(path, key, voiceKeys)
 		}
 	}
-	if raw, ok := obj.members["turns_per_second"]; ok {
-		p := keyPath(path, "turns_per_second")
-		if kind(raw) != '0' || json.Unmarshal(raw, &v.TurnsPerSecond) != nil || !(v.TurnsPerSecond > 0 && v.TurnsPerSecond <= maxTurnsPerSecond) {
-			return Voice{}, expected(p, fmt.Sprintf("a number above 0 and at most %g", maxTurnsPerSecond), raw)
+	return v
+}
+
+func (d *decoder) wakeWords(raw []byte, path string) []string {
+	before := d.mark()
+	words := d.strs(raw, path, `a list of phrases such as ["hey maven"]`)
+	if d.failed(before) {
+		return words
+	}
+	if len(words) > maxWakeWords {
+		d.failf(path, fmt.Sprintf("at most %d wake words", maxWakeWords))
+	}
+	for i, w := range words {
+		if len(w) > MaxNameLen || !strings.ContainsFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			d.failf(indexPath(path, i), fmt.Sprintf("expected words of at most %d characters, got %s", MaxNameLen, quoteValue(w)))
 		}
 	}
-	if raw, ok := obj.members["burst"]; ok {
-		p := keyPath(path, "burst")
-		var f float64
-		if kind(raw) != '0' || json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || f < 1 || f > maxTurnsPerSecond {
-			return Voice{}, expected(p, fmt.Sprintf("a whole number from 1 to %g", maxTurnsPerSecond), raw)
-		}
-		v.Burst = int(f)
-	}
-	return v, nil
+	return words
 }

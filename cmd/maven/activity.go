@@ -19,7 +19,7 @@ func startActivity(ctx context.Context, bdb *bun.DB, gate *vault.Gate, manager *
 	feed := activity.New(db.NewActivityStore(bdb), time.Now)
 	locks := feed.NewLockRecorder(gate.Locked(), logger)
 	gate.OnLock(func() { locks.Set(gate.Locked()) })
-	gate.OnUnlock(func(func(string) (string, bool)) { locks.Set(gate.Locked()) })
+	gate.OnUnlock(func(func(string) ([]byte, bool)) { locks.Set(gate.Locked()) })
 	go feed.WatchServers(ctx, manager.Changes(), func() []activity.ServerState {
 		var out []activity.ServerState
 		for _, s := range manager.Status() {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -48,36 +46,38 @@ func (d *daemon) ipcEvents(ctx context.Context, params json.RawMessage) (any, er
 	return page.Entries, nil
 }
 
-// cliEvents is `maven events [--json] [--since DURATION] [--limit N]`.
-func cliEvents(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("events", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dataDir := fs.String("data", envOr(getenv, "MAVEN_DATA", "data"), "data directory of the running daemon (env MAVEN_DATA)")
-	asJSON := fs.Bool("json", false, "print JSON (newest first), the stable contract for scripts")
+// cliEvents is `maven events [--json] [--since DURATION] [--limit N] [--outcome O] [--tool T]`.
+func cliEvents(ctx context.Context, in *invocation, args []string) error {
+	fs, f := in.newClientFlags("events", true)
 	since := fs.Duration("since", 0, "only events of the last DURATION, such as 1h or 30m")
 	limit := fs.Int("limit", activity.DefaultLimit, fmt.Sprintf("the most events shown (at most %d)", activity.MaxLimit))
 	outcome := fs.String("outcome", "", "only voice turns with this outcome, such as no_match")
 	tool := fs.String("tool", "", "only events of the tool with this name")
-	if err := fs.Parse(args); err != nil {
+	rest, _, err := in.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if f.dataDir, err = absDataDir(f.dataDir); err != nil {
 		return err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return usageError{"events takes no arguments"}
+	case len(rest) > 0:
+		return usagef("events", "events takes no arguments")
 	case *since < 0:
-		return usageError{"--since needs a positive duration"}
+		return usagef("events", "--since needs a positive duration")
 	case *limit < 1 || *limit > activity.MaxLimit:
-		return usageError{fmt.Sprintf("--limit needs a number from 1 to %d", activity.MaxLimit)}
+		return usagef("events", "--limit needs a number from 1 to %d", activity.MaxLimit)
 	}
+	stdout := in.stdout
 	p := eventsParams{Limit: *limit, Outcome: *outcome, Tool: *tool}
 	if *since > 0 {
 		p.Since = time.Now().Add(-*since).UTC()
 	}
 	var entries []activity.Entry
-	if err := (clientFlags{dataDir: *dataDir}).call(ctx, "events", p, &entries); err != nil {
+	if err := f.call(ctx, "events", p, &entries); err != nil {
 		return err
 	}
-	if *asJSON {
+	if f.json {
 		return writeJSON(stdout, entries)
 	}
 	// A log reads top to bottom: oldest first.

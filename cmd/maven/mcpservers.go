@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"text/tabwriter"
 	"time"
 
@@ -21,14 +20,15 @@ func (d *daemon) ipcMCPServers(context.Context, json.RawMessage) (any, error) {
 	return list, nil
 }
 
-func cliMCPServers(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("mcp-servers", args, getenv, stderr, true)
+func cliMCPServers(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("mcp-servers", args, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"mcp-servers takes no arguments"}
+		return usagef("mcp-servers", "mcp-servers takes no arguments")
 	}
+	stdout := in.stdout
 	var list []mcp.ServerStatus
 	if err := f.call(ctx, "mcp_servers", nil, &list); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -66,8 +67,8 @@ func TestServesHTTPSWithTLSCert(t *testing.T) {
 	logs := &daemontest.Log{}
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, []string{"--config", cfg, "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"},
-			func(string) string { return "" }, logs)
+		done <- run(ctx, []string{"serve", "--config", cfg, "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0"},
+			func(string) string { return "" }, nil, io.Discard, logs)
 	}()
 	t.Cleanup(func() {
 		cancel()

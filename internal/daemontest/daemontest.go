@@ -44,7 +44,7 @@ func (l *Log) String() string {
 // rule 25); a daemon started afterwards starts them. Run it while no daemon uses data.
 func ApproveCommandLines(tb testing.TB, data, cfgPath string) {
 	tb.Helper()
-	cfg, err := config.Load(cfgPath)
+	cfg, err := config.Load(cfgPath, os.Getenv)
 	if err != nil {
 		tb.Fatal(err)
 	}
