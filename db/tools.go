@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -125,10 +124,6 @@ func (r toolRow) tool() (allowlist.Tool, error) {
 // ToolStore implements allowlist.Store.
 type ToolStore struct {
 	db *bun.DB
-
-	insertEventOnce sync.Once
-	insertEvent     *sql.Stmt
-	insertEventErr  error
 }
 
 // NewToolStore returns the allowlist store over db.
@@ -229,28 +224,6 @@ func (t toolTx) UpdateTool(ctx context.Context, tool *allowlist.Tool) error {
 
 func (t toolTx) AppendEvent(ctx context.Context, e *allowlist.Event) error {
 	return appendEvent(ctx, t.tx, e)
-}
-
-// AppendEvent implements allowlist.Store. Voice turns call it on every run, so the statement is
-// prepared once instead of parsed each time.
-func (s *ToolStore) AppendEvent(ctx context.Context, e *allowlist.Event) error {
-	s.insertEventOnce.Do(func() {
-		s.insertEvent, s.insertEventErr = s.db.DB.PrepareContext(context.Background(),
-			"INSERT INTO tool_events (tool_id, at, actor, action, detail) VALUES (?, ?, ?, ?, ?)")
-	})
-	if s.insertEventErr != nil {
-		return fmt.Errorf("prepare event insert: %w", s.insertEventErr)
-	}
-	detail := string(e.Detail)
-	if detail == "" {
-		detail = "{}"
-	}
-	res, err := s.insertEvent.ExecContext(ctx, e.ToolID, formatTime(e.At), e.Actor, e.Action, detail)
-	if err != nil {
-		return eventInsertError(err)
-	}
-	e.ID, err = res.LastInsertId()
-	return err
 }
 
 func appendEvent(ctx context.Context, db bun.IDB, e *allowlist.Event) error {

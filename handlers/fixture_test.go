@@ -139,8 +139,8 @@ func (t fixedToken) Check(s string) bool { return s == string(t) }
 // echoTurner answers every utterance by repeating it.
 type echoTurner struct{}
 
-func (echoTurner) Turn(_ context.Context, _, text string) voice.Reply {
-	return voice.Reply{Speech: text, Outcome: voice.OutcomeNoMatch}
+func (echoTurner) Turn(_ context.Context, req voice.Request) voice.Reply {
+	return voice.Reply{Speech: req.Text, Outcome: voice.OutcomeNoMatch}
 }
 
 // trustedProxy is the proxy the app believes about where a request comes from: over real HTTP

@@ -190,7 +190,7 @@ func Routes(d Deps) (http.Handler, error) {
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	if d.Voice != nil {
-		r.Post("/voice", s.handle(voicePost(d.Voice, d.VoiceTokens, rate.NewLimiter(voiceRate, voiceBurst), s.now)))
+		r.Post("/voice", s.handle(voicePost(d.Voice, d.VoiceTokens, s.log)))
 	}
 
 	r.Group(func(r chi.Router) {

@@ -60,20 +60,6 @@ func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
 // Version changes after every update; equal versions mean the rows have not changed.
 func (s *Service) Version() uint64 { return s.version.Load() }
 
-// Record appends an event that changes no row, such as a voice turn that ran or was refused
-// (the audit trail covers use as well as approval).
-// It is one INSERT, without a transaction around it: a voice turn pays for it on every run.
-func (s *Service) Record(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {
-	e, err := newEvent(s.now().UTC(), toolID, actor, action, detail)
-	if err != nil {
-		return err
-	}
-	if err := s.store.AppendEvent(ctx, &e); err != nil {
-		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
-	}
-	return nil
-}
-
 // ProposeTool proposes one row in its own transaction. See Tx.Propose.
 func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created bool, err error) {
 	err = s.Update(ctx, func(tx *Tx) error {

@@ -543,27 +543,3 @@ func BenchmarkPropose(b *testing.B) {
 		}
 	}
 }
-
-func TestRecordAppendsWithoutChangingTheRow(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newService(t)
-	row, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "t", true))
-	v := s.Version()
-	if err := s.Record(ctx, row.ID, "voice", "ran", map[string]any{"conversation": "c1"}); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := s.Get(ctx, row.ID)
-	if !got.UpdatedAt.Equal(row.UpdatedAt) || got.State != row.State {
-		t.Fatal("recording a use changed the row")
-	}
-	evs, _ := s.Events(ctx, row.ID)
-	if len(evs) != 2 || evs[1].Action != "ran" || evs[1].Actor != "voice" || !strings.Contains(string(evs[1].Detail), "c1") {
-		t.Fatalf("events %+v", evs)
-	}
-	if err := s.Record(ctx, 9999, "voice", "ran", nil); !errors.Is(err, allowlist.ErrNotFound) {
-		t.Fatalf("record on a missing row: %v", err)
-	}
-	if s.Version() != v {
-		t.Fatal("a recorded use changes no row, so cached matchers must stay valid")
-	}
-}

@@ -16,9 +16,6 @@ type Store interface {
 	CountByState(ctx context.Context, filter Filter) (map[State]int, error)
 	// ListEvents returns the events of one row (all rows when toolID is 0), oldest first.
 	ListEvents(ctx context.Context, toolID int64) ([]Event, error)
-	// AppendEvent adds one event outside any transaction and sets its ID; ErrNotFound if its
-	// row does not exist.
-	AppendEvent(ctx context.Context, e *Event) error
 }
 
 // TxStore is the part of the store used inside one transaction.

@@ -241,6 +241,7 @@ func TestBeginRefusesUnconfiguredOriginAndUnknownAction(t *testing.T) {
 	for _, bad := range []auth.Approval{
 		auth.One("format_disk", 1, ""),
 		auth.One(auth.ActionEnableTool, 1, ""), // a row is approved as shown, or not at all
+		auth.One(auth.ActionSetPhrases, 1, ""), // phrases are saved for the shape shown, too
 		{Action: auth.ActionEnableTool},
 		auth.One(auth.ActionRemovePasskey, -1, ""),
 	} {

@@ -28,20 +28,23 @@ const (
 	ActionAddServer     Action = "add_server"
 	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
 	ActionRotateRecovery Action = "rotate_recovery"
+	// ActionSetPhrases saves an enabled MCP tool's voice phrases (DESIGN.md rule 15b).
+	ActionSetPhrases Action = "set_phrases"
 )
 
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases:
 		return true
 	}
 	return false
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row): each item must name the fingerprint the owner's page showed.
-func shownAction(a Action) bool { return a == ActionEnableTool }
+// eyes (a tool row, enabled or given phrases): each item must name the fingerprint the owner's
+// page showed.
+func shownAction(a Action) bool { return a == ActionEnableTool || a == ActionSetPhrases }
 
 // Limits of an Approval.
 const (

@@ -58,6 +58,7 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Metrics serves GET /metrics to holders of the metrics token (maven metrics-token).
 	Metrics    bool
+	Voice      Voice             // how utterances are heard
 	Tools      []Tool            // local commands, proposed to the allowlist
 	MCPServers map[string]Server // keyed by server name
 

@@ -25,7 +25,7 @@ import (
 
 // Keys accepted at the top of the file and in a tool.
 var (
-	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "tools", "mcpServers"}
+	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "tools", "mcpServers"}
 	toolKeys = []string{"name", "argv"}
 )
 
@@ -116,6 +116,8 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 			cfg.TrustedProxies = d.proxies(raw, key)
 		case "metrics":
 			cfg.Metrics = d.boolean(raw, key)
+		case "voice":
+			cfg.Voice = d.voice(raw, key)
 		case "tools":
 			cfg.Tools = d.tools(raw, key)
 		case "mcpServers", "servers", "context_servers":

@@ -33,6 +33,7 @@ func commands() []command {
 		{"setup-link", "[--json] [--data DIR]", "a one-time link to register a passkey", cliSetupLink},
 		{"voice-token", "--rotate [--data DIR]", "a new bearer token for POST /voice (shown once)", cliVoiceToken},
 		{"metrics-token", "--rotate [--data DIR]", "a new bearer token for GET /metrics (shown once)", cliMetricsToken},
+		{"events", "[--json] [--since DURATION] [--limit N] [--outcome OUTCOME] [--tool NAME] [--data DIR]", "what voice and the owner did, newest last", cliEvents},
 		{"backup", "FILE [--data DIR]", "a consistent copy of the database, made while the daemon runs", cliBackup},
 		{"version", "[--json] [--data DIR]", "this binary's version and commit, and the daemon's", cliVersion},
 		{"help", "[COMMAND]", "this text, or a command's flags", cliHelp},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/bearer"
@@ -30,6 +31,7 @@ type daemon struct {
 	tokens  *bearer.Tokens
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
+	events        *activity.Log // what `events` reads
 	// problems are what the config holds that the daemon started despite.
 	problems *config.Problems
 	// backup writes a consistent copy of the database to a path (db.Backup).
@@ -53,6 +55,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"metrics_token_rotate": d.ipcMetricsTokenRotate,
 		"lock":                 d.ipcLock,
 		"secret_set":           d.ipcSecretSet,
+		"events":               d.ipcEvents,
 		"secret_list":          d.ipcSecretList,
 		"backup":               d.ipcBackup,
 	}

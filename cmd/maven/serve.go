@@ -25,6 +25,7 @@ import (
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/phrases"
 	"maven/app/vault"
 	"maven/app/voice"
 	"maven/db"
@@ -145,16 +146,20 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
 		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
-		dataDir: flags.dataDir, log: logger,
+		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, bdb, gate, manager, logger),
 		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
-	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
-		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
+	voiceTurns := voice.New(voice.Deps{Rows: tools, Binder: manager, Runner: executor, Lock: d,
+		Phrases: phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now), Activity: d.events}, voice.Options{
+		UnlockURL: cfg.Origins[0] + "/unlock", WakeWords: cfg.Voice.WakeWords,
+		TurnsPerSecond: cfg.Voice.TurnsPerSecond, Burst: cfg.Voice.Burst, Logger: logger,
 		OnTurn: func(o voice.Outcome) {
 			if registry != nil {
 				registry.Inc("maven_voice_turns_total", "Voice turns by outcome.", metrics.Label{Name: "outcome", Value: string(o)})
 			}
 		},
 	})
+	// Written last: the turns' queued audit events reach the database before it closes.
+	defer voiceTurns.Close()
 	// Locking also drops pending voice confirms and every step-up grant.
 	gate.OnLock(voiceTurns.CancelPending)
 	gate.OnLock(owner.ForgetStepUps)

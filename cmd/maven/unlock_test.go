@@ -183,7 +183,7 @@ func TestDaemonWithVaultBootsLockedAndSecretsWaitForUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("voice-token: %v %s", err, token)
 	}
-	if r := postVoice(t, d.addr, strings.TrimSpace(token), "c1", "list tasks"); r.Outcome != "locked" || !strings.Contains(r.Speech, "/unlock") {
+	if r := postVoice(t, d.addr, strings.TrimSpace(token), "c1", "list tasks"); r.Outcome != "locked" || strings.Contains(r.Speech, "/unlock") || !strings.Contains(r.Output, "/unlock") {
 		t.Fatalf("voice while locked: %+v", r)
 	}
 	time.Sleep(300 * time.Millisecond)

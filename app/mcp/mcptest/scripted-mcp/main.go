@@ -4,22 +4,28 @@
 //
 // Usage:
 //
-//	scripted-mcp [-calls FILE] [-pid FILE] TOOLS.json
+//	scripted-mcp [-calls FILE] [-pid FILE] [-http ADDR -addr FILE] TOOLS.json
 //
 // With -calls, every tool call appends one line "NAME ARGS-JSON" to FILE. With -pid, the
-// process writes its pid to FILE once it is serving.
+// process writes its pid to FILE once it is serving. With -http it serves streamable HTTP on
+// ADDR (path /mcp, port 0 for any) instead of stdio, and writes the address it listens on to
+// the -addr FILE: a server in a process of its own, as real ones are.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"maven/app/mcp/mcptest"
 )
@@ -34,6 +40,8 @@ func main() {
 func run() error {
 	callsFile := flag.String("calls", "", "append one line per tool call to this file")
 	pidFile := flag.String("pid", "", "write the pid to this file")
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	addrFile := flag.String("addr", "", "with -http, write the address listened on to this file")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] TOOLS.json")
@@ -83,5 +91,31 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if *httpAddr != "" {
+		return serveHTTP(ctx, s, *httpAddr, *addrFile)
+	}
 	return s.RunStdio(ctx)
+}
+
+func serveHTTP(ctx context.Context, s *mcptest.Scripted, addr, addrFile string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.HTTPHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if addrFile != "" {
+		if err := os.WriteFile(addrFile, []byte(ln.Addr().String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
