@@ -25,7 +25,7 @@ const (
 	// ActionDeleteSecret deletes one sealed secret; its item's digest is the secret's name, as
 	// the page showed it, since a secret has no id (the servers that use it stop).
 	ActionDeleteSecret Action = "delete_secret"
-	ActionAddServer     Action = "add_server"
+	ActionAddServer    Action = "add_server"
 	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
 	ActionRotateRecovery Action = "rotate_recovery"
 	// ActionSetPhrases saves an enabled MCP tool's voice phrases (DESIGN.md rule 15b).
