@@ -105,10 +105,15 @@ func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
 	tally := map[string]int{}
 	var order []string
 	for _, st := range statuses {
+		p, waits := pending[st.Name]
+		if waits {
+			// Held back for the owner's approval (a stdio server whose command line is
+			// pending), whichever way the manager reports it.
+			st.State = stateAwaitingApproval
+		}
 		row := s.serverRow(st)
-		if p, ok := pending[st.Name]; ok {
+		if waits {
 			row.Pending = &p
-			row.Open = true
 			card.Waiting++
 		}
 		if tally[row.StateLabel] == 0 {
@@ -128,13 +133,16 @@ func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
 // an approved command line, is no longer what would start.
 func (s *server) pendingByServer(r *http.Request, statuses []mcp.ServerStatus) (map[string]views.PendingCommand, error) {
 	out := map[string]views.PendingCommand{}
-	waiting := map[string]bool{}
+	if s.commands == nil {
+		return out, nil
+	}
+	held := map[string]bool{}
 	for _, st := range statuses {
-		if awaitingApproval(st) {
-			waiting[st.Name] = true
+		if st.State == stateAwaitingApproval || st.State == mcp.StateDisabled {
+			held[st.Name] = true
 		}
 	}
-	if s.commands == nil || len(waiting) == 0 {
+	if len(held) == 0 {
 		return out, nil
 	}
 	pending, err := s.commands.Pending(r.Context())
@@ -142,7 +150,7 @@ func (s *server) pendingByServer(r *http.Request, statuses []mcp.ServerStatus) (
 		return nil, err
 	}
 	for _, p := range pending {
-		if waiting[p.Server] {
+		if held[p.Server] {
 			out[p.Server] = pendingView(p)
 		}
 	}
@@ -158,11 +166,6 @@ func pendingView(p approval.PendingCommand) views.PendingCommand {
 	return v
 }
 
-// awaitingApproval reports a stdio server held back until the owner approves its command line.
-func awaitingApproval(st mcp.ServerStatus) bool {
-	return st.State == stateAwaitingApproval || (st.State == mcp.StateDisabled && st.LastError == mcp.MsgUnapproved)
-}
-
 // The states of DESIGN.md rule 14 that this package names; the others are mcp's constants.
 const (
 	stateAwaitingApproval mcp.State = "awaiting-approval"
@@ -174,9 +177,6 @@ const (
 // failure is shown as trouble, with its last error.
 func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 	state := st.State
-	if awaitingApproval(st) {
-		state = stateAwaitingApproval
-	}
 	row := views.ServerRow{
 		Name: st.Name, Transport: st.Transport, Target: st.Target, State: string(state),
 		StateLabel: serverStateLabel(state), Tools: st.Tools, Trust: st.Trust, TrustText: st.TrustText,
