@@ -41,7 +41,7 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 		t.Fatalf("Pending = %+v, %v; want one", pending, err)
 	}
 	p := pending[0]
-	if p.Server != "notes" || p.Display != "notes-server --db x" || p.SeenAt.IsZero() {
+	if p.Server != "notes" || p.Display != "notes-server --db x" || p.SeenAt.IsZero() || p.Approved != "" {
 		t.Errorf("pending row = %+v", p)
 	}
 
@@ -89,6 +89,10 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 	pending, _ = svc.Pending(ctx)
 	if len(pending) != 1 || pending[0].Display != "notes-server --db z" {
 		t.Errorf("Pending = %+v, want only the latest command line", pending)
+	}
+	// Shown against the one the owner approved, for the diff.
+	if len(pending) == 1 && pending[0].Approved != "notes-server --db x" {
+		t.Errorf("Pending[0].Approved = %q, want the approved command line", pending[0].Approved)
 	}
 	if ok, _ := svc.Check(ctx, "notes", "notes-server --db x", "sha256:aa"); !ok {
 		t.Error("going back to the approved command line needs approval again")

@@ -293,7 +293,8 @@ func escapeLike(s string) string {
 	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
-// stateRank orders the states as OrderByState wants them.
+// stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of
+// both migrations hold it).
 const stateRank = "CASE state WHEN 'proposed' THEN 0 WHEN 'enabled' THEN 1 WHEN 'disabled' THEN 2 ELSE 3 END"
 
 func countByState(ctx context.Context, db bun.IDB, f allowlist.Filter) (map[allowlist.State]int, error) {
@@ -318,6 +319,8 @@ func listTools(ctx context.Context, db bun.IDB, f allowlist.Filter) ([]allowlist
 	switch f.Order {
 	case allowlist.OrderByState:
 		q = q.OrderExpr(stateRank).Order("name")
+	case allowlist.OrderByServer:
+		q = q.Order("scope").OrderExpr(stateRank).Order("name")
 	default:
 		q = q.Order("id")
 	}

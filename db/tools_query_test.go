@@ -135,3 +135,55 @@ func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 		t.Fatalf("new text not found: %q", got)
 	}
 }
+
+// OrderByServer groups rows by scope, and within one scope lists them as OrderByState does; a
+// state filter keeps that order.
+func TestListToolsByServer(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	store := db.NewToolStore(bdb)
+	svc := allowlist.NewService(store, time.Now)
+	propose := func(scope, name string) allowlist.Tool {
+		p := allowlist.Proposal{Name: name, Cmd: []string{"/bin/" + name}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI, Actor: "test"}
+		if scope != allowlist.ScopeLocal {
+			p.Cmd, p.Scope, p.Source = []string{"mcp", scope, name}, allowlist.MCPScope(scope), allowlist.SourceDiscovery
+		}
+		row, _, err := svc.ProposeTool(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row
+	}
+	propose("tasks", "tasks_b")
+	dis := propose("tasks", "tasks_a")
+	propose("notes", "notes_z")
+	propose(allowlist.ScopeLocal, "reboot")
+	propose("tasks", "tasks_c")
+	if _, err := svc.DisableTool(ctx, dis.ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		f    allowlist.Filter
+		want string
+	}{
+		{allowlist.Filter{Order: allowlist.OrderByServer}, "reboot notes_z tasks_b tasks_c tasks_a "},
+		{allowlist.Filter{Order: allowlist.OrderByServer, States: []allowlist.State{allowlist.StateProposed}}, "reboot notes_z tasks_b tasks_c "},
+		{allowlist.Filter{Order: allowlist.OrderByServer, Limit: 2, Offset: 2}, "tasks_b tasks_c "},
+	} {
+		rows, err := store.ListTools(ctx, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range rows {
+			got += r.Name + " "
+		}
+		if got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}

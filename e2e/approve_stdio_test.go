@@ -35,7 +35,7 @@ func TestNewStdioServerStartsOnlyOnceApproved(t *testing.T) {
 	tb.Goto(m.URL("/tools"))
 
 	server := tb.Page.Locator(`[data-server="notes"]`)
-	check(t, tb.Expect.Locator(server).ToHaveAttribute("data-state", "disabled"), "the new server is held back")
+	check(t, tb.Expect.Locator(server).ToHaveAttribute("data-state", "awaiting-approval"), "the new server is held back")
 	check(t, tb.Expect.Locator(tb.Page.Locator("pre.command-line")).ToContainText(bin), "its exact command line is shown")
 	check(t, tb.Expect.Locator(tb.Page.Locator("pre.command-line")).ToContainText(toolsFile), "with its arguments")
 	if got := tools(t, m); len(got) != 0 {

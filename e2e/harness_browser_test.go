@@ -112,6 +112,13 @@ type device struct {
 	width, height int
 	mobile        bool // meta viewport, touch events
 	scale         float64
+	dark          bool // prefers-color-scheme: dark
+}
+
+// inDark is the same device with the system set to dark mode.
+func (d device) inDark() device {
+	d.dark, d.name = true, d.name+"-dark"
+	return d
 }
 
 var (
@@ -149,6 +156,7 @@ func newBrowser(t *testing.T, dev ...device) *tab {
 		IsMobile:          playwright.Bool(d.mobile),
 		HasTouch:          playwright.Bool(d.mobile),
 		DeviceScaleFactor: playwright.Float(d.scale),
+		ColorScheme:       colorScheme(d.dark),
 	})
 	if err != nil {
 		t.Fatalf("new browser context: %v", err)
@@ -181,6 +189,25 @@ func newBrowser(t *testing.T, dev ...device) *tab {
 		t.Fatalf("new page: %v", err)
 	}
 	return tb
+}
+
+func colorScheme(dark bool) *playwright.ColorScheme {
+	if dark {
+		return playwright.ColorSchemeDark
+	}
+	return playwright.ColorSchemeLight
+}
+
+// shareSession signs other in as tb: the same session cookies on another device.
+func (tb *tab) shareSession(other *tab, baseURL string) {
+	tb.t.Helper()
+	cookies, err := tb.Context.Cookies(baseURL)
+	check(tb.t, err, "read cookies")
+	for _, c := range cookies {
+		check(tb.t, other.Context.AddCookies([]playwright.OptionalCookie{{
+			Name: c.Name, Value: c.Value, URL: playwright.String(baseURL),
+		}}), "copy a session cookie")
+	}
 }
 
 func (tb *tab) watch(p playwright.Page) {

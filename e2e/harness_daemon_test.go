@@ -46,6 +46,9 @@ func mavenBinary(t *testing.T) string {
 type mavenOptions struct {
 	Config string   // JSON for --config; empty runs the embedded defaults (no maven.json in its cwd)
 	Env    []string // extra KEY=VALUE for the daemon's environment
+	// Listen is --listen; empty is 127.0.0.1:0. A config with origins of its own needs the port
+	// it names (freePort).
+	Listen string
 }
 
 // mavenProc is one running daemon. Its data directory survives Restart.
@@ -85,8 +88,25 @@ func startMaven(t *testing.T, opts mavenOptions) *mavenProc {
 			t.Logf("maven output:\n%s", m.log.String())
 		}
 	})
-	m.start("127.0.0.1:0")
+	listen := opts.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	m.start(listen)
 	return m
+}
+
+// freePort returns a loopback port nothing listens on right now, for a daemon whose config
+// names its own origins.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }
 
 // URL returns the browser's URL for path on this daemon.

@@ -23,7 +23,7 @@ func TestPageAtAnotherAddressLinksToTheConfiguredOne(t *testing.T) {
 	}
 	page := tb.Page.Locator("#wrong-host")
 	check(t, tb.Expect.Locator(page.Locator("h1")).ToHaveText("Maven is not at this address"), "the refusal says what happened")
-	link := page.GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: m.BaseURL, Exact: playwright.Bool(true)})
+	link := page.Locator("ul.origins").GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: m.BaseURL, Exact: playwright.Bool(true)})
 	check(t, tb.Expect.Locator(link).ToHaveAttribute("href", m.BaseURL+"/"), "it links to the configured origin")
 	check(t, tb.Expect.Locator(pageButton(tb.Page, "Sign in with passkey")).ToHaveCount(0), "no sign-in at the wrong address")
 	tb.Screenshot("wrong-address")

@@ -23,6 +23,9 @@ var (
 	errCrossOrigin   = errors.New("cross-origin request refused")
 	errNoPage        = errors.New("no such page")
 	errMethod        = errors.New("method not allowed")
+	// A batch approval with nothing, or more than auth.MaxItems, selected.
+	errNothingSelected = errors.New("nothing selected")
+	errTooManySelected = errors.New("too many selected")
 )
 
 // apiError is a failure of an endpoint that machines call (the voice webhook): its status and
@@ -98,6 +101,10 @@ func classify(err error) problem {
 		return problem{http.StatusNotFound, "That command line does not exist.", info}
 	case errors.Is(err, auth.ErrPasskeyNotFound):
 		return problem{http.StatusNotFound, "That passkey does not exist.", info}
+	case errors.Is(err, errNothingSelected):
+		return problem{http.StatusUnprocessableEntity, "Nothing is selected. Tick the boxes of what you want to approve first.", info}
+	case errors.Is(err, errTooManySelected):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("At most %d can be approved at once.", auth.MaxItems), info}
 	case errors.Is(err, errNoPage):
 		return problem{http.StatusNotFound, "There is no such page.", info}
 	case errors.Is(err, errMethod):

@@ -270,6 +270,9 @@ func (f *fixture) boot() {
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).
 		TrustedProxies: []netip.Prefix{trustedProxy},
+		// No such file: the defaults run.
+		ConfigPath:  "/etc/maven/maven.json",
+		SecretUsers: config.Config{MCPServers: f.mcpServers}.SecretUsers(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"maven/views"
@@ -58,7 +57,7 @@ func (s *server) requireOriginHost(origins []string) (func(http.Handler) http.Ha
 			}
 			s.log.Warn("request refused: wrong host", "host", r.Host, "path", r.URL.Path, "source", r.RemoteAddr)
 			s.renderPage(w, r, http.StatusMisdirectedRequest, views.PageWrongHost, views.WrongHostPage{
-				Page: s.pageInfo(r, "Not at this address", ""), Host: r.Host, Origins: slices.Clone(origins),
+				Page: s.pageInfo(r, "Not at this address", ""), Host: r.Host, Reach: s.reach(r),
 			})
 			return nil
 		})

@@ -92,7 +92,7 @@ func TestBrowserRequestsAtAnotherHostAreRefused(t *testing.T) {
 
 	// The owner's normal path at the configured origin.
 	owner := vf.browser()
-	wantRedirect(t, "recovery at the configured origin", owner.recovery(code), "/login")
+	wantRedirect(t, "recovery at the configured origin", owner.recovery(code), "/login?why=recovered")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the recovery code did not unlock at the configured origin")
 	}

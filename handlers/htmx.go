@@ -16,13 +16,11 @@ const (
 	hxRedirect       = "HX-Redirect"                // response: navigate the whole page
 	hxRetarget       = "HX-Retarget"                // response: swap into this element instead
 	hxReswap         = "HX-Reswap"                  // response: swap this way instead
+	hxCurrentURL     = "HX-Current-URL"             // request: the page's URL
 )
 
 // eventStepUp is the event maven.js turns into a step-up ceremony and a retry.
 const eventStepUp = "maven:step-up"
-
-// eventToolsChanged tells the tool list to reload itself after a row changed state.
-const eventToolsChanged = "maven:tools-changed"
 
 // isHTMX reports whether htmx sent r.
 func isHTMX(r *http.Request) bool { return r.Header.Get(hxRequest) == "true" }

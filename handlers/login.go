@@ -6,6 +6,14 @@ import (
 	"maven/views"
 )
 
+// Why a browser was sent to /login (?why=…), so the page can say what happened.
+const (
+	// whyPasskeyRemoved: the owner removed the passkey this session signed in with.
+	whyPasskeyRemoved = "passkey-removed"
+	// whyRecovered: the recovery code unlocked Maven, which signs no one in.
+	whyRecovered = "recovered"
+)
+
 // loginPage offers "Sign in with passkey" (GET /login).
 func (s *server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	if s.signedIn(r) {
@@ -16,9 +24,13 @@ func (s *server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.renderPage(w, r, http.StatusOK, views.PageLogin, views.LoginPage{
-		Page: s.pageInfo(r, "Sign in", ""), HasPasskeys: has,
-	})
+	page := views.LoginPage{Page: s.pageInfo(r, "Sign in", ""), Reach: s.reach(r), HasPasskeys: has}
+	// Why the browser was sent here, from a fixed list: the page never shows text from the URL.
+	switch why := r.URL.Query().Get("why"); why {
+	case whyPasskeyRemoved, whyRecovered:
+		page.Why = why
+	}
+	s.renderPage(w, r, http.StatusOK, views.PageLogin, page)
 	return nil
 }
 

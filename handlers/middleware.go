@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -178,6 +180,34 @@ func asShown(action auth.Action) approvalOf {
 		}
 		return auth.One(action, id, r.PostForm.Get("fingerprint")), nil
 	}
+}
+
+// selected is the approval of action on the items the owner selected on a page: each value
+// is a target id, followed, when withDigest, by ":" and the fingerprint the page showed of it
+// (a row's data-fingerprint). One step-up then names every item (DESIGN.md rule 21).
+func selected(action auth.Action, values []string, withDigest bool) (auth.Approval, error) {
+	switch {
+	case len(values) == 0:
+		return auth.Approval{}, errNothingSelected
+	case len(values) > auth.MaxItems:
+		return auth.Approval{}, errTooManySelected
+	}
+	a := auth.Approval{Action: action, Items: make([]auth.Item, 0, len(values))}
+	for _, v := range values {
+		id, digest := v, ""
+		if withDigest {
+			var ok bool
+			if id, digest, ok = strings.Cut(v, ":"); !ok {
+				return auth.Approval{}, fmt.Errorf("%w: selected item %q names no fingerprint", errBadRequest, v)
+			}
+		}
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n <= 0 {
+			return auth.Approval{}, fmt.Errorf("%w: selected item %q", errBadRequest, v)
+		}
+		a.Items = append(a.Items, auth.Item{Target: n, Digest: digest})
+	}
+	return a, nil
 }
 
 // requireStepUp spends the session's step-up grant for exactly the approval approve reads off

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"maven/app/vault"
 	"maven/views"
@@ -38,9 +37,8 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 			return views.PasskeyList{}, err
 		}
 		row := views.PasskeyRow{
-			ID: p.ID, Name: p.Name, Created: formatTime(p.CreatedAt),
-			CreatedISO: p.CreatedAt.UTC().Format(time.RFC3339), CanUnlock: slot,
-			Current: p.ID == current, LastUsed: "never",
+			ID: p.ID, Name: p.Name, Created: timeOf(p.CreatedAt), LastUsed: timeOf(p.LastUsedAt),
+			CanUnlock: slot, Current: p.ID == current,
 			Unlock: "can sign in, cannot unlock",
 		}
 		switch {
@@ -50,10 +48,6 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 			// PRF works, but the vault holds no key for it yet (or there is no vault yet).
 			row.Unlock = "supports PRF, not set up to unlock yet"
 			row.CanEnroll = open
-		}
-		if !p.LastUsedAt.IsZero() {
-			row.LastUsed = formatTime(p.LastUsedAt)
-			row.LastUsedISO = p.LastUsedAt.UTC().Format(time.RFC3339)
 		}
 		list.Passkeys = append(list.Passkeys, row)
 	}
@@ -121,9 +115,14 @@ func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) error
 	if err := s.vault.ForgetPasskey(ctx, p.CredentialID); err != nil {
 		return err
 	}
-	// A removed passkey ends every session; this one goes on, unless it signed in with it.
+	// A removed passkey ends every session; this one goes on, unless it signed in with it: then
+	// the sign-in page says what happened and what to do.
 	if id == ownerFrom(ctx).passkey {
-		return s.expire(w, r)
+		if err := s.endSession(ctx); err != nil {
+			return err
+		}
+		sendTo(w, r, "/login?why="+whyPasskeyRemoved, http.StatusUnauthorized, "You removed the passkey you signed in with. Sign in with another.")
+		return nil
 	}
 	if err := s.reissue(w, r); err != nil {
 		return err

@@ -33,6 +33,9 @@ type Tools interface {
 	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
 	// the proof says the owner was shown.
 	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
+	// EnableTools enables every row the proof names, as shown, in one transaction; a row that
+	// changed since is refused for itself alone (its Outcome says why).
+	EnableTools(ctx context.Context, proof auth.StepUp) ([]allowlist.Outcome, error)
 	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
 	// its audit trail does not say).
 	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
@@ -94,6 +97,13 @@ type Deps struct {
 	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For / X-Forwarded-Proto
 	// headers are believed; from anyone else those headers are ignored.
 	TrustedProxies []netip.Prefix
+	// ConfigPath is the config file the daemon read, or would read (ConfigLoaded false: it does
+	// not exist and the defaults run); an empty /tools names it.
+	ConfigPath   string
+	ConfigLoaded bool
+	// SecretUsers maps each secret the config refers to onto the servers that use it
+	// (config.Config.SecretUsers); /secrets lists them, and which are missing.
+	SecretUsers map[string][]string
 }
 
 // server carries the dependencies of every handler.
@@ -109,6 +119,10 @@ type server struct {
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
+	config   views.ConfigInfo
+	origins  []string
+	// secretUsers: secret name → the configured servers that refer to it.
+	secretUsers map[string][]string
 	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
 	// source; recovery codes in total too.
 	ceremoniesBySource *sourceLimits
@@ -123,8 +137,9 @@ type server struct {
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
 //	signed-in   /tools, /passkeys, /secrets, /step-up/*, /lock, and their actions
-//	step-up     enabling a tool, approving a stdio server's command line, adding or removing
-//	            a passkey, setting a secret, a new recovery code
+//	step-up     enabling a tool (or the several selected), approving a stdio server's command
+//	            line (or several), adding or removing a passkey, setting or deleting a secret, a
+//	            new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address.
@@ -135,6 +150,8 @@ func Routes(d Deps) (http.Handler, error) {
 	s := &server{
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
+		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
+		secretUsers: d.SecretUsers,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -219,16 +236,18 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
 				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
 				r.Get("/secrets", s.handle(s.secretsPage))
-				r.Post("/secrets/delete", s.handle(s.secretDeletePost))
 
 				// Step-up: the handler runs only with a fresh grant for this very action. A row is
 				// approved as the page showed it; one that changed since is shown again, with
 				// what changed, before any passkey prompt.
 				r.With(s.toolAsShown, s.requireStepUp(asShown(auth.ActionEnableTool))).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
+				r.With(s.requireStepUp(toolsSelected)).Post("/tools/enable", s.handle(s.toolsEnablePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
+				r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
+				r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 			})
 		})

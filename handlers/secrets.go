@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 
+	"maven/app/auth"
 	"maven/app/vault"
 	"maven/views"
 )
@@ -29,16 +30,21 @@ func (s *server) secretsPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// secretsCard lists every secret that is sealed or that the config refers to: which servers
+// use each, and which are missing (the same list as `maven secret list`).
 func (s *server) secretsCard(r *http.Request) (views.SecretsCard, error) {
 	card := views.SecretsCard{HasVault: s.vault.HasVault()}
-	if !card.HasVault {
-		return card, nil
-	}
-	names, err := s.vault.SecretNames(r.Context())
+	_, uses, err := s.vault.Inventory(r.Context(), s.secretUsers)
 	if err != nil {
 		return card, err
 	}
-	card.Names = names
+	for _, u := range uses {
+		item := views.SecretItem{Name: u.Name, Servers: u.Servers, Sealed: u.Sealed != nil && *u.Sealed, Missing: u.Missing()}
+		if item.Missing {
+			card.Missing++
+		}
+		card.Secrets = append(card.Secrets, item)
+	}
 	return card, nil
 }
 
@@ -59,15 +65,30 @@ func (s *server) secretSetPost(w http.ResponseWriter, r *http.Request) error {
 	return s.secretsChanged(w, r)
 }
 
-// secretDeletePost removes a secret (form field "name"). Like disabling a tool it only takes
-// power away, so it needs no step-up.
+// secretNamed approves action on the secret the form names (field "name"): a secret has no id,
+// so the item carries its name as the page showed it.
+func secretNamed(action auth.Action) approvalOf {
+	return func(w http.ResponseWriter, r *http.Request) (auth.Approval, error) {
+		if err := readForm(w, r, maxJSONBody); err != nil {
+			return auth.Approval{}, err
+		}
+		return auth.One(action, 0, r.PostForm.Get("name")), nil
+	}
+}
+
+// secretDeletePost deletes the secret the step-up approved (requireStepUp has spent the grant
+// for that very name). It asks first on the page, naming the servers that will stop, and needs
+// the passkey: a deleted token stops servers the owner relies on.
 func (s *server) secretDeletePost(w http.ResponseWriter, r *http.Request) error {
-	if err := readForm(w, r, maxJSONBody); err != nil {
+	approval := proofFrom(r.Context()).Approval()
+	if approval.Action != auth.ActionDeleteSecret || len(approval.Items) != 1 {
+		return auth.ErrStepUpRequired
+	}
+	name := approval.Items[0].Digest
+	if err := s.vault.DeleteSecret(r.Context(), name); err != nil {
 		return err
 	}
-	if err := s.vault.DeleteSecret(r.Context(), r.PostForm.Get("name")); err != nil {
-		return err
-	}
+	s.log.Info("secret deleted from the web", "name", name, "by", proofFrom(r.Context()).Owner())
 	return s.secretsChanged(w, r)
 }
 

@@ -16,7 +16,15 @@ func (s *server) setupPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && !errors.Is(err, auth.ErrSetupLinkInvalid) {
 		return err
 	}
-	page := views.SetupPage{Page: s.pageInfo(r, "Set up", ""), Usable: err == nil}
+	page := views.SetupPage{Page: s.pageInfo(r, "Set up", ""), Reach: s.reach(r), Usable: err == nil}
+	if page.Usable {
+		// A setup link adds a passkey to the one owner: say so when there is one already.
+		passkeys, err := s.auth.Passkeys(r.Context())
+		if err != nil {
+			return err
+		}
+		page.Passkeys = len(passkeys)
+	}
 	status := http.StatusOK
 	if page.Usable {
 		page.Token = token

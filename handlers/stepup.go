@@ -59,6 +59,8 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 		return "Confirm with a passkey you already have, then register the new one.", nil
 	case auth.ActionSetSecret:
 		return "Confirm with your passkey to set the secret.", nil
+	case auth.ActionDeleteSecret:
+		return fmt.Sprintf("Confirm with your passkey to delete the secret %s.%s", list, s.stopping(a)), nil
 	case auth.ActionRotateRecovery:
 		return "Confirm with your passkey to make a new recovery code. The old one stops working.", nil
 	}
@@ -94,8 +96,22 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 			return "", err
 		}
 		return fmt.Sprintf("“%s”", c.Server), nil
+	case auth.ActionDeleteSecret:
+		return fmt.Sprintf("“%s”", it.Digest), nil
 	}
 	return "", nil
+}
+
+// stopping says which servers stop when the secrets a deletion names are gone.
+func (s *server) stopping(a auth.Approval) string {
+	var servers []string
+	for _, it := range a.Items {
+		servers = append(servers, s.secretUsers[it.Digest]...)
+	}
+	if len(servers) == 0 {
+		return ""
+	}
+	return " These servers stop until it is set again: " + strings.Join(servers, ", ") + "."
 }
 
 // shortDigest is the start of a fingerprint, enough for a person to compare.

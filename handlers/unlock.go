@@ -45,7 +45,7 @@ func (s *server) unlockPage(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) renderUnlock(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	s.renderPage(w, r, status, views.PageUnlock, views.UnlockPage{
-		Page: s.pageInfo(r, "Unlock", ""), HasVault: s.vault.HasVault(), Locked: s.vault.Locked(),
+		Page: s.pageInfo(r, "Unlock", ""), Reach: s.reach(r), HasVault: s.vault.HasVault(), Locked: s.vault.Locked(),
 		Error: msg, RecoveryOpen: msg != "",
 	})
 }
@@ -163,10 +163,11 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 }
 
 // afterUnlock is where the browser goes once unlocked: to replace a used recovery code first
-// (AUTH.md item 33), to the tools otherwise; to sign in when the session is not the owner's.
+// (AUTH.md item 33), to the tools otherwise; to sign in when the session is not the owner's
+// (the page then says that the recovery code unlocked but signed no one in).
 func (s *server) afterUnlock(ctx context.Context, signedIn bool) string {
 	if !signedIn {
-		return "/login"
+		return "/login?why=" + whyRecovered
 	}
 	if used, err := s.vault.RecoveryUsed(ctx); err == nil && used {
 		return "/secrets#recovery"

@@ -368,7 +368,7 @@ func TestRecoveryCodeUnlocksAndIsRateLimitedPerSource(t *testing.T) {
 	// code signs nobody in.
 	vf.clock.Advance(handlers.RecoveryTotalEvery)
 	owner := vf.browser()
-	wantRedirect(t, "right code", owner.recovery(strings.ToLower(code)), "/login")
+	wantRedirect(t, "right code", owner.recovery(strings.ToLower(code)), "/login?why=recovered")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the recovery code did not unlock")
 	}
@@ -397,7 +397,7 @@ func TestStrangersCannotHoldTheRecoveryCodeBack(t *testing.T) {
 		}
 	}
 	vf.clock.Advance(handlers.RecoveryTotalEvery)
-	wantRedirect(t, "the owner's code after the guesses", vf.browser().recovery(code), "/login")
+	wantRedirect(t, "the owner's code after the guesses", vf.browser().recovery(code), "/login?why=recovered")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the owner's code did not unlock")
 	}
@@ -492,8 +492,18 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"no spaces"}, "value": {"x"}}); r.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("bad name: %d", r.Code)
 	}
-	// Delete needs no step-up.
-	if r := b.htmx(http.MethodPost, "/secrets/delete", url.Values{"name": {"vikunja_token"}}); r.Code != http.StatusOK || strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) {
+	// Delete needs a step-up for that very name: it stops the servers that use the secret.
+	del := url.Values{"name": {"vikunja_token"}}
+	r = b.htmx(http.MethodPost, "/secrets/delete", del)
+	if r.Code != http.StatusForbidden || !stepUpTrigger(t, r.Header()).Same(auth.One(auth.ActionDeleteSecret, 0, "vikunja_token")) {
+		t.Fatalf("delete without a step-up: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionDeleteSecret, 0, "other"))
+	if r := b.htmx(http.MethodPost, "/secrets/delete", del); r.Code != http.StatusForbidden {
+		t.Fatalf("a step-up for another secret deleted this one: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionDeleteSecret, 0, "vikunja_token"))
+	if r := b.htmx(http.MethodPost, "/secrets/delete", del); r.Code != http.StatusOK || strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) {
 		t.Fatalf("delete: %d", r.Code)
 	}
 	// Locked: nothing can be set, whatever the session held.
@@ -533,7 +543,7 @@ func TestNewRecoveryCodeReplacesTheOldOne(t *testing.T) {
 	if r := vf.browser().recovery(oldCode); r.Code != http.StatusBadRequest {
 		t.Fatalf("the old code: %d", r.Code)
 	}
-	wantRedirect(t, "the new code", vf.browser().recovery(newCode), "/login")
+	wantRedirect(t, "the new code", vf.browser().recovery(newCode), "/login?why=recovered")
 }
 
 func TestRemovedPasskeyCannotUnlock(t *testing.T) {

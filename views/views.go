@@ -32,8 +32,10 @@ const (
 
 // Partial names, for Templates.Partial.
 const (
-	PartialToolList    = "tools/_list"
-	PartialToolRow     = "tools/_row"
+	PartialToolList = "tools/_list"
+	PartialToolRow  = "tools/_row"
+	// PartialToolChanged answers an action on a row (RowChange).
+	PartialToolChanged = "tools/_changed"
 	PartialServers     = "servers/_card"
 	PartialPasskeyList = "passkeys/_list"
 	PartialFlash       = "shared/_flash"
@@ -83,7 +85,7 @@ func Parse(asset func(name string) string) (*Templates, error) {
 			return nil, fmt.Errorf("views: page %q is missing", name)
 		}
 	}
-	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery} {
+	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery} {
 		if base.Lookup(name) == nil {
 			return nil, fmt.Errorf("views: template %q is missing", name)
 		}

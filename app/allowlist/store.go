@@ -61,4 +61,7 @@ const (
 	// OrderByState lists proposed rows first, then enabled, disabled and withdrawn, each group
 	// by name: what needs the owner's attention comes first.
 	OrderByState
+	// OrderByServer lists rows by scope (local commands, then each MCP server by name), and
+	// within one in the order of OrderByState: the /tools page groups them so.
+	OrderByServer
 )

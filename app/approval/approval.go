@@ -32,6 +32,9 @@ type PendingCommand struct {
 	Server  string
 	Display string
 	SeenAt  time.Time
+	// Approved is the server's command line the owner approved last, as shown then; "" for a
+	// server never approved. The page shows what changed against it (DESIGN.md rule 25).
+	Approved string
 }
 
 // Store keeps the command lines.
@@ -40,7 +43,8 @@ type Store interface {
 	// seen, and forgets the server's older command lines that were never approved (they can no
 	// longer start). It reports whether digest is approved.
 	SeenCommand(ctx context.Context, server, digest, display string, at time.Time) (bool, error)
-	// PendingCommands returns the command lines not yet approved, oldest first.
+	// PendingCommands returns the command lines not yet approved, oldest first, each with its
+	// server's last approved command line.
 	PendingCommands(ctx context.Context) ([]PendingCommand, error)
 	// Command returns ErrNotFound if no command line has that id.
 	Command(ctx context.Context, id int64) (Command, error)

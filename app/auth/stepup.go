@@ -22,7 +22,10 @@ const (
 	ActionAddPasskey    Action = "add_passkey"
 	ActionRemovePasskey Action = "remove_passkey"
 	ActionSetSecret     Action = "set_secret"
-	ActionAddServer     Action = "add_server"
+	// ActionDeleteSecret deletes one sealed secret; its item's digest is the secret's name, as
+	// the page showed it, since a secret has no id (the servers that use it stop).
+	ActionDeleteSecret Action = "delete_secret"
+	ActionAddServer    Action = "add_server"
 	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
 	ActionRotateRecovery Action = "rotate_recovery"
 	// ActionSetPhrases saves an enabled MCP tool's voice phrases (DESIGN.md rule 15b).
@@ -32,7 +35,7 @@ const (
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases:
 		return true
 	}
 	return false

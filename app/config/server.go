@@ -361,3 +361,18 @@ func validHeaderName(name string) bool {
 	}
 	return true
 }
+
+// SecretUsers maps the name of every secret the configured servers refer to onto the servers
+// that refer to it, sorted.
+func (c Config) SecretUsers() map[string][]string {
+	users := map[string][]string{}
+	for name, s := range c.MCPServers {
+		for _, ref := range s.SecretRefs() {
+			users[ref] = append(users[ref], name)
+		}
+	}
+	for _, servers := range users {
+		slices.Sort(servers)
+	}
+	return users
+}

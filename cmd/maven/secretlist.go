@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"maven/app/ipc"
 	"maven/app/reveal"
-	"maven/app/vault"
 )
 
 // secretListResult is the `secret_list` IPC result: every secret that is sealed or that the
@@ -37,38 +34,13 @@ func (d *daemon) ipcSecretList(ctx context.Context, params json.RawMessage) (any
 	if err := ipc.DecodeParams(params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	users := map[string][]string{}
-	for name, s := range d.cfg.MCPServers {
-		for _, ref := range s.SecretRefs() {
-			users[ref] = append(users[ref], name)
-		}
-	}
-	res := secretListResult{Secrets: []secretListItem{}}
-	sealed, err := d.vault.SecretNames(ctx)
-	switch {
-	case errors.Is(err, vault.ErrLocked) && d.vault.HasVault():
-		res.Locked = true
-	case errors.Is(err, vault.ErrLocked):
-		sealed = nil // no vault, so nothing is sealed
-	case err != nil:
+	locked, uses, err := d.vault.Inventory(ctx, d.cfg.SecretUsers())
+	if err != nil {
 		return nil, err
 	}
-	names := slices.Clone(sealed)
-	for name := range users {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range slices.Compact(names) {
-		item := secretListItem{Name: name, Servers: users[name]}
-		slices.Sort(item.Servers)
-		if item.Servers == nil {
-			item.Servers = []string{}
-		}
-		if !res.Locked {
-			ok := slices.Contains(sealed, name)
-			item.Sealed = &ok
-		}
-		res.Secrets = append(res.Secrets, item)
+	res := secretListResult{Locked: locked, Secrets: make([]secretListItem, 0, len(uses))}
+	for _, u := range uses {
+		res.Secrets = append(res.Secrets, secretListItem{Name: u.Name, Sealed: u.Sealed, Servers: u.Servers})
 	}
 	return res, nil
 }

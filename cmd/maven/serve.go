@@ -187,6 +187,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
+	configPath, configLoaded := configSource(flags)
 	routes, err := handlers.Routes(handlers.Deps{
 		Logger:         logger,
 		Vault:          gate,
@@ -206,6 +207,9 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		Origins:        cfg.Origins,
 		TLS:            tlsOn,
 		TrustedProxies: cfg.TrustedProxies,
+		ConfigPath:     configPath,
+		ConfigLoaded:   configLoaded,
+		SecretUsers:    cfg.SecretUsers(),
 	})
 	if err != nil {
 		return err
@@ -229,6 +233,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}()
 	manager.Run(ctx)
 	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", readBuildInfo().String())
+	logStart(logger, flags, cfg, d.listen)
 	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
 		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
 	}
