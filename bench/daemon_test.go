@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -213,22 +214,56 @@ func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) 
 }
 
 // browser is a client with a cookie jar that speaks to the daemon as maven.js does, with a
-// software authenticator standing in for the passkey.
+// software authenticator standing in for the passkey. It asks for the configured origin's host
+// (pages and ceremonies answer only there) and, to a daemon that trusts loopback as a proxy
+// (withBrowsersFromManyAddresses), names an address of its own, as a phone on the LAN would
+// be: anonymous ceremonies are limited per address.
 type browser struct {
 	t      *testing.T
 	d      *daemon
 	client *http.Client
+	addr   string
 }
+
+// browsers counts the browsers made, for their addresses.
+var browsers atomic.Int64
 
 func newBrowser(t *testing.T, d *daemon) *browser {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &browser{t: t, d: d, client: &http.Client{
+	n := browsers.Add(1)
+	return &browser{t: t, d: d, addr: fmt.Sprintf("10.%d.%d.%d", n>>16&0xff, n>>8&0xff, n&0xff), client: &http.Client{
 		Jar: jar, Timeout: 60 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
+}
+
+// withBrowsersFromManyAddresses adds to a JSON config that loopback is a trusted proxy, so the
+// address each browser names is believed.
+func withBrowsersFromManyAddresses(t *testing.T, cfg []byte) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(cfg, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["trusted_proxies"] = []string{"127.0.0.1"}
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// request makes a request of this browser to path.
+func (b *browser) request(method, path string, body io.Reader) *http.Request {
+	req, err := http.NewRequest(method, b.d.url(path), body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Host = strings.TrimPrefix(b.d.origin(), "http://")
+	req.Header.Set("X-Forwarded-For", b.addr)
+	return req
 }
 
 // postJSON posts v as maven.js does (same origin) and decodes a 200 answer into out.
@@ -251,10 +286,7 @@ func (b *browser) postJSONStatus(path string, v any) (int, []byte) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, b.d.url(path), bytes.NewReader(raw))
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	req := b.request(http.MethodPost, path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Origin", b.d.origin())
@@ -270,10 +302,7 @@ func (b *browser) postJSONStatus(path string, v any) (int, []byte) {
 // get fetches path, as htmx does when partial is set, and returns the status and body.
 func (b *browser) get(path string, partial bool) (int, []byte) {
 	b.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, b.d.url(path), nil)
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	req := b.request(http.MethodGet, path, nil)
 	if partial {
 		req.Header.Set("HX-Request", "true")
 	}

@@ -62,7 +62,7 @@ func seedTools(t *testing.T, data string, servers int) {
 				n++
 				switch {
 				case n%20 == 0:
-					_, err = tx.Enable(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID))
+					_, err = tx.Enable(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest())))
 				case n%10 == 0:
 					_, err = tx.Disable(ctx, row.ID, "owner")
 				}

@@ -33,7 +33,7 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, te
 	sides := [2]*unlockSide{}
 	for i, cfg := range [][]byte{[]byte(`{}`), blackHoleConfig(holes, true)} {
 		dir := t.TempDir()
-		s := &unlockSide{cfg: writeFile(t, dir, "maven.json", cfg), data: filepath.Join(dir, "data"), holes: i == 1}
+		s := &unlockSide{cfg: writeFile(t, dir, "maven.json", withBrowsersFromManyAddresses(t, cfg)), data: filepath.Join(dir, "data"), holes: i == 1}
 		s.d = startDaemon(t, bin, s.data, s.cfg)
 		s.d.waitReady(t)
 		s.a = authtest.New(s.d.origin())

@@ -78,7 +78,18 @@ func (s *ApprovalStore) PendingCommands(ctx context.Context) ([]approval.Pending
 	}
 	out := make([]approval.PendingCommand, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, approval.PendingCommand{ID: r.ID, Server: r.Server, Display: r.Display, SeenAt: parseTime(r.SeenAt)})
+		p := approval.PendingCommand{ID: r.ID, Server: r.Server, Display: r.Display, SeenAt: parseTime(r.SeenAt)}
+		// Approved command lines are kept: the last one is what a change is shown against.
+		var last commandRow
+		err := s.db.NewSelect().Model(&last).Where("server = ? AND approved_at IS NOT NULL", r.Server).
+			Order("approved_at DESC", "id DESC").Limit(1).Scan(ctx)
+		switch {
+		case err == nil:
+			p.Approved = last.Display
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("last approved command line of %s: %w", r.Server, err)
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -39,16 +41,16 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 		t.Fatalf("Pending = %+v, %v; want one", pending, err)
 	}
 	p := pending[0]
-	if p.Server != "notes" || p.Display != "notes-server --db x" || p.SeenAt.IsZero() {
+	if p.Server != "notes" || p.Display != "notes-server --db x" || p.SeenAt.IsZero() || p.Approved != "" {
 		t.Errorf("pending row = %+v", p)
 	}
 
 	// Without the right proof nothing is approved.
 	for name, proof := range map[string]auth.StepUp{
 		"zero":           {},
-		"other action":   auth.ForTest(t, auth.ActionEnableTool, p.ID),
-		"other target":   auth.ForTest(t, auth.ActionAddServer, p.ID+1),
-		"setting secret": auth.ForTest(t, auth.ActionSetSecret, p.ID),
+		"other action":   authtest.Proof(t, auth.One(auth.ActionEnableTool, p.ID, "sha256:aa")),
+		"other target":   authtest.Proof(t, auth.One(auth.ActionAddServer, p.ID+1, "")),
+		"setting secret": authtest.Proof(t, auth.One(auth.ActionSetSecret, p.ID, "")),
 	} {
 		if _, err := svc.Approve(ctx, p.ID, proof); !errors.Is(err, auth.ErrStepUpRequired) {
 			t.Errorf("%s: Approve = %v, want ErrStepUpRequired", name, err)
@@ -58,10 +60,10 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 		t.Fatal("approved without a proof")
 	}
 
-	if _, err := svc.Approve(ctx, 999, auth.ForTest(t, auth.ActionAddServer, 999)); !errors.Is(err, approval.ErrNotFound) {
+	if _, err := svc.Approve(ctx, 999, authtest.Proof(t, auth.One(auth.ActionAddServer, 999, ""))); !errors.Is(err, approval.ErrNotFound) {
 		t.Errorf("Approve of a missing row = %v, want ErrNotFound", err)
 	}
-	server, err := svc.Approve(ctx, p.ID, auth.ForTest(t, auth.ActionAddServer, p.ID))
+	server, err := svc.Approve(ctx, p.ID, authtest.Proof(t, auth.One(auth.ActionAddServer, p.ID, "")))
 	if err != nil || server != "notes" {
 		t.Fatalf("Approve = %q, %v", server, err)
 	}
@@ -69,7 +71,7 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 		t.Fatalf("Check after approval = %v, %v", ok, err)
 	}
 	c, err := svc.Command(ctx, p.ID)
-	if err != nil || c.ApprovedAt.IsZero() || c.ApprovedBy != "owner" {
+	if err != nil || c.ApprovedAt.IsZero() || !strings.HasPrefix(c.ApprovedBy, "owner (passkey") {
 		t.Errorf("approved row = %+v, %v", c, err)
 	}
 	if pending, _ := svc.Pending(ctx); len(pending) != 0 {
@@ -87,6 +89,10 @@ func TestApprovalsCheckPendingApprove(t *testing.T) {
 	pending, _ = svc.Pending(ctx)
 	if len(pending) != 1 || pending[0].Display != "notes-server --db z" {
 		t.Errorf("Pending = %+v, want only the latest command line", pending)
+	}
+	// Shown against the one the owner approved, for the diff.
+	if len(pending) == 1 && pending[0].Approved != "notes-server --db x" {
+		t.Errorf("Pending[0].Approved = %q, want the approved command line", pending[0].Approved)
 	}
 	if ok, _ := svc.Check(ctx, "notes", "notes-server --db x", "sha256:aa"); !ok {
 		t.Error("going back to the approved command line needs approval again")

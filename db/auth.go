@@ -160,10 +160,7 @@ func (s *AuthStore) InsertPasskey(ctx context.Context, p *auth.Passkey) error {
 		r.LastUsedAt = nullString(formatTime(p.LastUsedAt))
 	}
 	if _, err := s.db.NewInsert().Model(&r).Exec(ctx); err != nil {
-		if isUniqueViolation(err) {
-			return auth.ErrDuplicatePasskey
-		}
-		return fmt.Errorf("insert passkey: %w", err)
+		return fmt.Errorf("insert passkey: %w", mapError(err, map[int]error{codeUnique: auth.ErrDuplicatePasskey}))
 	}
 	p.ID = r.ID
 	return nil
@@ -235,27 +232,6 @@ func (s *AuthStore) UseSetupLink(ctx context.Context, hash []byte, now time.Time
 		Set("used_at = ?", formatTime(now)).
 		Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", hash, formatTime(now)).Exec(ctx)
 	return affectedOne(res, err, auth.ErrSetupLinkInvalid)
-}
-
-// affectedOne turns an UPDATE or DELETE that touched no row into notFound.
-func affectedOne(res sql.Result, err error, notFound error) error {
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return notFound
-	}
-	return nil
-}
-
-// isUniqueViolation reports SQLITE_CONSTRAINT_UNIQUE (2067) from the modernc driver.
-func isUniqueViolation(err error) bool {
-	var coded interface{ Code() int }
-	return errors.As(err, &coded) && coded.Code() == 2067
 }
 
 // Compile-time check that AuthStore is what auth needs.

@@ -6,8 +6,13 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -19,9 +24,14 @@ import (
 var migrationFiles embed.FS
 
 // Open opens (creating if needed) the SQLite database at path and applies every pending
-// migration. The pragmas run in this order on every pooled connection: busy_timeout first, so
-// that switching to WAL waits instead of failing, then WAL, then foreign keys.
+// migration. The file, its write-ahead log and shared-memory index are readable by the owner
+// only (0600). A database a newer Maven has migrated is refused (ErrNewerSchema), before anything
+// is written to it. The pragmas run in this order on every pooled connection: busy_timeout first,
+// so that switching to WAL waits instead of failing, then WAL, then foreign keys.
 func Open(ctx context.Context, path string) (*bun.DB, error) {
+	if err := ownerOnly(path); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -46,14 +56,44 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 	bdb := bun.NewDB(sqldb, sqlitedialect.New())
 	if err := bdb.PingContext(ctx); err != nil {
 		bdb.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, fmt.Errorf("open database %s: %w", path, mapError(err, nil))
 	}
 	if err := Migrate(ctx, bdb); err != nil {
 		bdb.Close()
-		return nil, err
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// SQLite creates the -wal and -shm files with the database's own mode; tighten any an
+	// older Maven left readable by others.
+	if err := ownerOnly(path); err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	return bdb, nil
 }
+
+// dbFileSuffixes are the files of one SQLite database in WAL mode.
+var dbFileSuffixes = []string{"", "-wal", "-shm"}
+
+// ownerOnly creates the database file with mode 0600 if it does not exist (SQLite would create
+// it 0644, and the -wal and -shm files after it), and sets 0600 on the files that do.
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, suffix := range dbFileSuffixes {
+		err := os.Chmod(path+suffix, 0o600)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrNewerSchema means the database was migrated by a newer Maven than this binary: running on
+// it could corrupt what the newer version wrote.
+var ErrNewerSchema = errors.New("the database was migrated by a newer Maven")
 
 // Migrate applies the embedded migrations that have not run yet.
 func Migrate(ctx context.Context, bdb *bun.DB) error {
@@ -63,10 +103,39 @@ func Migrate(ctx context.Context, bdb *bun.DB) error {
 	}
 	m := migrate.NewMigrator(bdb, migrations, migrate.WithMarkAppliedOnSuccess(true))
 	if err := m.Init(ctx); err != nil {
-		return fmt.Errorf("prepare migrations: %w", err)
+		return fmt.Errorf("prepare migrations: %w", mapError(err, nil))
+	}
+	if err := refuseNewer(ctx, m, migrations); err != nil {
+		return err
 	}
 	if _, err := m.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate database: %w", err)
+		return fmt.Errorf("migrate database: %w", mapError(err, nil))
 	}
 	return nil
+}
+
+// refuseNewer returns ErrNewerSchema, naming the migrations, if the database has migrations
+// applied that this binary does not ship.
+func refuseNewer(ctx context.Context, m *migrate.Migrator, known *migrate.Migrations) error {
+	applied, err := m.AppliedMigrations(ctx)
+	if err != nil {
+		return fmt.Errorf("read applied migrations: %w", mapError(err, nil))
+	}
+	ours := known.Sorted()
+	var unknown []string
+	for _, a := range applied {
+		if !slices.ContainsFunc(ours, func(o migrate.Migration) bool { return o.Name == a.Name }) {
+			unknown = append(unknown, a.Name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	latest := ""
+	if len(ours) > 0 {
+		latest = ours[len(ours)-1].Name + "_" + ours[len(ours)-1].Comment
+	}
+	return fmt.Errorf("%w: it has migration %s, and this binary knows none after %s; run that newer Maven, or restore a backup made by this version (the database was left unchanged)",
+		ErrNewerSchema, strings.Join(unknown, ", "), latest)
 }

@@ -2,13 +2,82 @@ package db_test
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"maven/db"
 )
+
+// TestDatabaseFilesAreOwnerOnly checks the database, its write-ahead log and its shared-memory
+// index are 0600 under the usual umask, and that Open tightens files an older Maven left 0644.
+func TestDatabaseFilesAreOwnerOnly(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "maven.db")
+	check := func(when string) {
+		t.Helper()
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			fi, err := os.Stat(path + suffix)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %s has mode %v, want 0600", when, filepath.Base(path+suffix), fi.Mode().Perm())
+			}
+		}
+	}
+	bdb, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bdb.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', '2026')`); err != nil {
+		t.Fatal(err)
+	}
+	check("a new database")
+	bdb.Close()
+
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Chmod(path+suffix, 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	bdb, err = db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	if _, err := bdb.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ('k2', 'v', '2026')`); err != nil {
+		t.Fatal(err)
+	}
+	check("a database left 0644")
+}
+
+func TestOpenRefusesANewerDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "maven.db")
+	bdb, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a later Maven's migration leaves behind.
+	if _, err := bdb.ExecContext(ctx, `INSERT INTO bun_migrations (name, group_id, migrated_at)
+		VALUES ('29991231000000', 99, CURRENT_TIMESTAMP)`); err != nil {
+		t.Fatal(err)
+	}
+	bdb.Close()
+	_, err = db.Open(ctx, path)
+	if !errors.Is(err, db.ErrNewerSchema) || !strings.Contains(err.Error(), "migration 29991231000000") {
+		t.Fatalf("Open of a newer database: %v", err)
+	}
+	t.Log(err)
+}
 
 // TestOpenSetsThePragmas: every pooled connection gets the pragmas Open asks for.
 func TestOpenSetsThePragmas(t *testing.T) {

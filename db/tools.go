@@ -130,10 +130,6 @@ func (r toolRow) tool() (allowlist.Tool, error) {
 type ToolStore struct {
 	db *bun.DB
 
-	insertEventOnce sync.Once
-	insertEvent     *sql.Stmt
-	insertEventErr  error
-
 	getToolOnce sync.Once
 	getTool     *sql.Stmt
 	getToolErr  error
@@ -363,34 +359,9 @@ func (t toolTx) TakenNames(ctx context.Context, names []string) (map[string]bool
 	return taken, nil
 }
 
-// AppendEvent implements allowlist.Store. Voice turns call it on every run, so the statement is
-// prepared once instead of parsed each time.
-func (s *ToolStore) AppendEvent(ctx context.Context, e *allowlist.Event) error {
-	s.insertEventOnce.Do(func() {
-		s.insertEvent, s.insertEventErr = s.db.DB.PrepareContext(context.Background(),
-			"INSERT INTO tool_events (tool_id, at, actor, action, detail) VALUES (?, ?, ?, ?, ?)")
-	})
-	if s.insertEventErr != nil {
-		return fmt.Errorf("prepare event insert: %w", s.insertEventErr)
-	}
-	detail := string(e.Detail)
-	if detail == "" {
-		detail = "{}"
-	}
-	res, err := s.insertEvent.ExecContext(ctx, e.ToolID, formatTime(e.At), e.Actor, e.Action, detail)
-	if err != nil {
-		return eventInsertError(err)
-	}
-	e.ID, err = res.LastInsertId()
-	return err
-}
-
 // eventInsertError maps a foreign-key failure, which is what says the row does not exist.
 func eventInsertError(err error) error {
-	if strings.Contains(err.Error(), "FOREIGN KEY constraint failed") {
-		return allowlist.ErrNotFound
-	}
-	return err
+	return mapError(err, map[int]error{codeForeignKey: allowlist.ErrNotFound})
 }
 
 func getTool(ctx context.Context, db bun.IDB, id int64) (allowlist.Tool, error) {
@@ -443,7 +414,8 @@ func escapeLike(s string) string {
 	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
-// stateRank orders the states as OrderByState wants them.
+// stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of
+// both migrations hold it).
 const stateRank = "CASE state WHEN 'proposed' THEN 0 WHEN 'enabled' THEN 1 WHEN 'disabled' THEN 2 ELSE 3 END"
 
 func countByState(ctx context.Context, db bun.IDB, f allowlist.Filter) (map[allowlist.State]int, error) {
@@ -468,6 +440,8 @@ func listTools(ctx context.Context, db bun.IDB, f allowlist.Filter) ([]allowlist
 	switch f.Order {
 	case allowlist.OrderByState:
 		q = q.OrderExpr(stateRank).Order("name")
+	case allowlist.OrderByServer:
+		q = q.Order("scope").OrderExpr(stateRank).Order("name")
 	default:
 		q = q.Order("id")
 	}

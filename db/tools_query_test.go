@@ -9,6 +9,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -149,33 +150,85 @@ func TestOrderByStateFollowsStates(t *testing.T) {
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, time.Now)
 	// Names sort against the state order, so only the state can put the rows in order.
-	ids := map[string]int64{}
+	rows := map[string]allowlist.Tool{}
 	for _, n := range []string{"d", "c", "b", "a"} {
 		row, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: n, Cmd: []string{"/bin/" + n},
 			Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI, Actor: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[n] = row.ID
+		rows[n] = row
 	}
-	if _, err := svc.EnableTool(ctx, ids["c"], auth.ForTest(t, auth.ActionEnableTool, ids["c"])); err != nil {
+	if _, err := svc.EnableTool(ctx, rows["c"].ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, rows["c"].ID, rows["c"].ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.DisableTool(ctx, ids["b"], "owner"); err != nil {
+	if _, err := svc.DisableTool(ctx, rows["b"].ID, "owner"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Withdraw(ctx, ids["a"], "test", "gone"); err != nil {
+	if _, err := svc.Withdraw(ctx, rows["a"].ID, "test", "gone"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := store.ListTools(ctx, allowlist.Filter{Order: allowlist.OrderByState})
+	listed, err := store.ListTools(ctx, allowlist.Filter{Order: allowlist.OrderByState})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []allowlist.State
-	for _, r := range rows {
+	for _, r := range listed {
 		got = append(got, r.State)
 	}
 	if want := allowlist.States(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("OrderByState lists %v, allowlist.States is %v", got, want)
+	}
+}
+
+// OrderByServer groups rows by scope, and within one scope lists them as OrderByState does; a
+// state filter keeps that order.
+func TestListToolsByServer(t *testing.T) {
+	ctx := context.Background()
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	store := db.NewToolStore(bdb)
+	svc := allowlist.NewService(store, time.Now)
+	propose := func(scope, name string) allowlist.Tool {
+		p := allowlist.Proposal{Name: name, Cmd: []string{"/bin/" + name}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI, Actor: "test"}
+		if scope != allowlist.ScopeLocal {
+			p.Cmd, p.Scope, p.Source = []string{"mcp", scope, name}, allowlist.MCPScope(scope), allowlist.SourceDiscovery
+		}
+		row, _, err := svc.ProposeTool(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row
+	}
+	propose("tasks", "tasks_b")
+	dis := propose("tasks", "tasks_a")
+	propose("notes", "notes_z")
+	propose(allowlist.ScopeLocal, "reboot")
+	propose("tasks", "tasks_c")
+	if _, err := svc.DisableTool(ctx, dis.ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		f    allowlist.Filter
+		want string
+	}{
+		{allowlist.Filter{Order: allowlist.OrderByServer}, "reboot notes_z tasks_b tasks_c tasks_a "},
+		{allowlist.Filter{Order: allowlist.OrderByServer, States: []allowlist.State{allowlist.StateProposed}}, "reboot notes_z tasks_b tasks_c "},
+		{allowlist.Filter{Order: allowlist.OrderByServer, Limit: 2, Offset: 2}, "tasks_b tasks_c "},
+	} {
+		rows, err := store.ListTools(ctx, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range rows {
+			got += r.Name + " "
+		}
+		if got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.f, got, tt.want)
+		}
 	}
 }

@@ -24,6 +24,7 @@ type vaultSlotRow struct {
 	Salt         []byte         `bun:"salt"`
 	Nonce        []byte         `bun:"nonce"`
 	WrappedKey   []byte         `bun:"wrapped_key"`
+	PublicKey    []byte         `bun:"public_key"` // x25519 prf slots: sealed under the data key
 	CreatedAt    string         `bun:"created_at"`
 	LastUsedAt   sql.NullString `bun:"last_used_at"`
 }
@@ -45,7 +46,7 @@ func toSlotRow(s *vault.Slot) vaultSlotRow {
 		WrappedKey: s.WrappedKey, CreatedAt: formatTime(s.CreatedAt),
 	}
 	if s.Kind == vault.SlotPRF {
-		r.CredentialID, r.PRFInput = s.CredentialID, s.PRFInput
+		r.CredentialID, r.PRFInput, r.PublicKey = s.CredentialID, s.PRFInput, s.PublicKey
 	}
 	if !s.LastUsedAt.IsZero() {
 		r.LastUsedAt = nullString(formatTime(s.LastUsedAt))
@@ -56,7 +57,7 @@ func toSlotRow(s *vault.Slot) vaultSlotRow {
 func (r vaultSlotRow) slot() vault.Slot {
 	s := vault.Slot{
 		ID: r.ID, Kind: vault.SlotKind(r.Kind), CredentialID: r.CredentialID, PRFInput: r.PRFInput,
-		KDF: r.KDF, Salt: r.Salt, Nonce: r.Nonce, WrappedKey: r.WrappedKey,
+		KDF: r.KDF, Salt: r.Salt, Nonce: r.Nonce, WrappedKey: r.WrappedKey, PublicKey: r.PublicKey,
 		CreatedAt: parseTime(r.CreatedAt),
 	}
 	if r.LastUsedAt.Valid {
@@ -108,9 +109,10 @@ func (s *VaultStore) oneSlot(ctx context.Context, where string, args ...any) (va
 	return r.slot(), nil
 }
 
-// CreateVault implements vault.Store. The count and the insert share one immediate
-// transaction, so two racing creations cannot both win.
-func (s *VaultStore) CreateVault(ctx context.Context, slot *vault.Slot) error {
+// CreateVault implements vault.Store. The count and the inserts share one immediate
+// transaction, so two racing creations cannot both win, and a failure between two slots leaves
+// none.
+func (s *VaultStore) CreateVault(ctx context.Context, slots []*vault.Slot) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		n, err := tx.NewSelect().Model((*vaultSlotRow)(nil)).Count(ctx)
 		if err != nil {
@@ -119,7 +121,7 @@ func (s *VaultStore) CreateVault(ctx context.Context, slot *vault.Slot) error {
 		if n > 0 {
 			return vault.ErrExists
 		}
-		return insertSlot(ctx, tx, slot)
+		return insertSlots(ctx, tx, slots)
 	})
 }
 
@@ -131,33 +133,48 @@ func (s *VaultStore) PutPRFSlot(ctx context.Context, slot *vault.Slot) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewDelete().Model((*vaultSlotRow)(nil)).
 			Where("credential_id = ?", slot.CredentialID).Exec(ctx); err != nil {
-			return fmt.Errorf("replace key slot: %w", err)
+			return fmt.Errorf("replace key slot: %w", mapError(err, nil))
 		}
-		return insertSlot(ctx, tx, slot)
+		return insertSlots(ctx, tx, []*vault.Slot{slot})
 	})
 }
 
-// ReplaceRecoverySlot implements vault.Store.
-func (s *VaultStore) ReplaceRecoverySlot(ctx context.Context, slot *vault.Slot) error {
-	if slot.Kind != vault.SlotRecovery {
-		return fmt.Errorf("put key slot: kind %q is not %q", slot.Kind, vault.SlotRecovery)
-	}
+// Rekey implements vault.Store.
+func (s *VaultStore) Rekey(ctx context.Context, slots []*vault.Slot, secrets []vault.Secret) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewDelete().Model((*vaultSlotRow)(nil)).
-			Where("kind = 'recovery'").Exec(ctx); err != nil {
-			return fmt.Errorf("replace recovery slot: %w", err)
+		n, err := tx.NewSelect().Model((*vaultSecretRow)(nil)).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count secrets: %w", mapError(err, nil))
 		}
-		return insertSlot(ctx, tx, slot)
+		if int(n) != len(secrets) {
+			return fmt.Errorf("rekey: %d secrets are stored but %d were sealed again; try again", n, len(secrets))
+		}
+		for _, sec := range secrets {
+			res, err := tx.NewUpdate().Model((*vaultSecretRow)(nil)).
+				Set("nonce = ?", sec.Nonce).Set("ciphertext = ?", sec.Ciphertext).
+				Where("name = ?", sec.Name).Exec(ctx)
+			if err := affectedOne(res, err, vault.ErrNotFound); err != nil {
+				return fmt.Errorf("rekey secret %s: %w", sec.Name, err)
+			}
+		}
+		if _, err := tx.NewDelete().Model((*vaultSlotRow)(nil)).Where("1 = 1").Exec(ctx); err != nil {
+			return fmt.Errorf("rekey: delete key slots: %w", mapError(err, nil))
+		}
+		return insertSlots(ctx, tx, slots)
 	})
 }
 
-func insertSlot(ctx context.Context, tx bun.Tx, slot *vault.Slot) error {
-	r := toSlotRow(slot)
-	r.ID = 0
-	if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return fmt.Errorf("insert key slot: %w", err)
+// insertSlots stores slots and sets their IDs; a second recovery slot, or a second slot of one
+// credential, is vault.ErrExists (the table's unique indexes).
+func insertSlots(ctx context.Context, tx bun.Tx, slots []*vault.Slot) error {
+	for _, slot := range slots {
+		r := toSlotRow(slot)
+		r.ID = 0
+		if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
+			return fmt.Errorf("insert key slot: %w", mapError(err, map[int]error{codeUnique: vault.ErrExists}))
+		}
+		slot.ID = r.ID
 	}
-	slot.ID = r.ID
 	return nil
 }
 

@@ -60,13 +60,13 @@ func TestVaultStoreSlots(t *testing.T) {
 	}
 
 	rec := recoverySlot(1)
-	if err := s.CreateVault(ctx, rec); err != nil {
+	if err := s.CreateVault(ctx, []*vault.Slot{rec}); err != nil {
 		t.Fatal(err)
 	}
 	if rec.ID == 0 {
 		t.Fatal("CreateVault did not set the slot ID")
 	}
-	if err := s.CreateVault(ctx, recoverySlot(2)); !errors.Is(err, vault.ErrExists) {
+	if err := s.CreateVault(ctx, []*vault.Slot{recoverySlot(2)}); !errors.Is(err, vault.ErrExists) {
 		t.Fatalf("second CreateVault: %v, want ErrExists", err)
 	}
 	got, err := s.RecoverySlot(ctx)
@@ -98,16 +98,18 @@ func TestVaultStoreSlots(t *testing.T) {
 		t.Fatal("PutPRFSlot took a recovery slot")
 	}
 
-	// Replacing the recovery slot leaves exactly one.
+	// Rekeying replaces every slot.
 	rec2 := recoverySlot(5)
-	if err := s.ReplaceRecoverySlot(ctx, rec2); err != nil {
+	b := prfSlot("cred-b", 6)
+	b.PublicKey = []byte("sealed public key")
+	if err := s.Rekey(ctx, []*vault.Slot{rec2, b}, nil); err != nil {
 		t.Fatal(err)
 	}
 	slots, err := s.Slots(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(slots) != 2 || slots[0].Kind != vault.SlotPRF || slots[1].ID != rec2.ID {
+	if len(slots) != 2 || slots[0].ID != rec2.ID || slots[1].ID != b.ID || string(slots[1].PublicKey) != "sealed public key" {
 		t.Fatalf("Slots = %+v", slots)
 	}
 
@@ -125,7 +127,7 @@ func TestVaultStoreSlots(t *testing.T) {
 func TestVaultStoreDeletePRFSlot(t *testing.T) {
 	ctx := context.Background()
 	s := newVaultStore(t)
-	if err := s.CreateVault(ctx, prfSlot("only", 1)); err != nil {
+	if err := s.CreateVault(ctx, []*vault.Slot{prfSlot("only", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeletePRFSlot(ctx, []byte("only")); !errors.Is(err, vault.ErrLastSlot) {
@@ -151,7 +153,7 @@ func TestVaultStoreDeletePRFSlot(t *testing.T) {
 func TestVaultStoreSchema(t *testing.T) {
 	ctx := context.Background()
 	s, bdb := newVaultDB(t)
-	if err := s.CreateVault(ctx, recoverySlot(1)); err != nil {
+	if err := s.CreateVault(ctx, []*vault.Slot{recoverySlot(1)}); err != nil {
 		t.Fatal(err)
 	}
 	// The table itself refuses a second recovery slot and a PRF slot without its credential
@@ -209,5 +211,90 @@ func TestVaultStoreSecrets(t *testing.T) {
 	}
 	if err := s.DeleteSecret(ctx, "a"); !errors.Is(err, vault.ErrNotFound) {
 		t.Fatalf("DeleteSecret twice: %v, want ErrNotFound", err)
+	}
+}
+
+// failPRFInserts makes the database refuse every new PRF slot, standing in for a crash or a full
+// disk between a vault's two writes.
+func failPRFInserts(t *testing.T, bdb *bun.DB) {
+	t.Helper()
+	if _, err := bdb.ExecContext(context.Background(), `CREATE TRIGGER fail_prf BEFORE INSERT ON vault_slots
+		WHEN NEW.kind = 'prf' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVaultStoreCreateVaultIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s, bdb := newVaultDB(t)
+	failPRFInserts(t, bdb)
+	err := s.CreateVault(ctx, []*vault.Slot{recoverySlot(1), prfSlot("cred", 2)})
+	if err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("CreateVault with a failing second write: %v", err)
+	}
+	if slots, err := s.Slots(ctx); err != nil || len(slots) != 0 {
+		t.Fatalf("after the failed creation: %d slots, %v; want none", len(slots), err)
+	}
+}
+
+func TestVaultStoreRekey(t *testing.T) {
+	ctx := context.Background()
+	s, bdb := newVaultDB(t)
+	if err := s.CreateVault(ctx, []*vault.Slot{recoverySlot(1), prfSlot("cred", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := s.PutSecret(ctx, vault.Secret{Name: name, Nonce: []byte("old"), Ciphertext: []byte("old"), CreatedAt: t0, UpdatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resealed := func(names ...string) []vault.Secret {
+		var out []vault.Secret
+		for _, n := range names {
+			out = append(out, vault.Secret{Name: n, Nonce: []byte("new"), Ciphertext: []byte("new " + n)})
+		}
+		return out
+	}
+	unchanged := func() {
+		t.Helper()
+		for _, name := range []string{"a", "b"} {
+			if got, _ := s.Secret(ctx, name); string(got.Ciphertext) != "old" {
+				t.Fatalf("secret %s changed: %q", name, got.Ciphertext)
+			}
+		}
+		if got, _ := s.RecoverySlot(ctx); got.WrappedKey[0] != 1 {
+			t.Fatalf("recovery slot changed: %+v", got)
+		}
+	}
+
+	// A secret left out (set while the rotation ran) refuses the whole rotation.
+	if err := s.Rekey(ctx, []*vault.Slot{recoverySlot(3)}, resealed("a")); err == nil {
+		t.Fatal("Rekey without every secret went through")
+	}
+	unchanged()
+
+	// A failure after the secrets were written leaves everything as it was.
+	failPRFInserts(t, bdb)
+	if err := s.Rekey(ctx, []*vault.Slot{recoverySlot(3), prfSlot("cred", 4)}, resealed("a", "b")); err == nil {
+		t.Fatal("Rekey with a failing write went through")
+	}
+	unchanged()
+	if _, err := bdb.ExecContext(ctx, `DROP TRIGGER fail_prf`); err != nil {
+		t.Fatal(err)
+	}
+
+	rec, prf := recoverySlot(3), prfSlot("cred", 4)
+	if err := s.Rekey(ctx, []*vault.Slot{rec, prf}, resealed("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	slots, _ := s.Slots(ctx)
+	if len(slots) != 2 || slots[0].WrappedKey[0] != 3 || slots[1].WrappedKey[0] != 4 || rec.ID == 0 || prf.ID == 0 {
+		t.Fatalf("slots after Rekey: %+v", slots)
+	}
+	for _, name := range []string{"a", "b"} {
+		got, _ := s.Secret(ctx, name)
+		if string(got.Ciphertext) != "new "+name || string(got.Nonce) != "new" || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("secret %s after Rekey: %+v", name, got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -23,11 +24,20 @@ func TestEnableRefusedCrossOriginOrWithoutStepUp(t *testing.T) {
 	// A fresh step-up for A; it renews the session token, so read the cookie after it.
 	stepUp(t, tb, a.ID)
 	cookie := sessionCookie(t, tb, m)
-	send := func(t *testing.T, method, path string, header map[string]string) (int, string) {
+	// send sends method to path with the owner's cookie; a POST carries the fingerprint of the
+	// row its path names, as the Enable button does.
+	send := func(t *testing.T, method, path string, header map[string]string, fingerprint string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, m.URL(path), nil)
+		var form io.Reader
+		if fingerprint != "" {
+			form = strings.NewReader(url.Values{"fingerprint": {fingerprint}}.Encode())
+		}
+		req, err := http.NewRequest(method, m.URL(path), form)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if fingerprint != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		req.AddCookie(cookie)
 		for k, v := range header {
@@ -42,7 +52,7 @@ func TestEnableRefusedCrossOriginOrWithoutStepUp(t *testing.T) {
 		return resp.StatusCode, string(body)
 	}
 	// The cookie is the owner's: outside the browser it still opens /tools.
-	if status, _ := send(t, http.MethodGet, "/tools", nil); status != http.StatusOK {
+	if status, _ := send(t, http.MethodGet, "/tools", nil, ""); status != http.StatusOK {
 		t.Fatalf("GET /tools with the session cookie: %d, want 200", status)
 	}
 
@@ -57,7 +67,7 @@ func TestEnableRefusedCrossOriginOrWithoutStepUp(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.header["Accept"] = "application/json"
-			status, body := send(t, http.MethodPost, "/tools/"+itoa(a.ID)+"/enable", tt.header)
+			status, body := send(t, http.MethodPost, "/tools/"+itoa(a.ID)+"/enable", tt.header, *a.Fingerprint)
 			if status != http.StatusForbidden {
 				t.Errorf("cross-origin enable: %d %s, want 403", status, body)
 			}
@@ -70,21 +80,25 @@ func TestEnableRefusedCrossOriginOrWithoutStepUp(t *testing.T) {
 	// Right origin, no step-up for B: 403, and the answer asks for one.
 	status, body := send(t, http.MethodPost, "/tools/"+itoa(b.ID)+"/enable", map[string]string{
 		"Origin": m.BaseURL, "Sec-Fetch-Site": "same-origin", "Accept": "application/json",
-	})
+	}, *b.Fingerprint)
 	if status != http.StatusForbidden {
 		t.Fatalf("enable without step-up: %d %s, want 403", status, body)
 	}
 	var refusal struct {
 		StepUp struct {
 			Action string `json:"action"`
-			ID     int64  `json:"id"`
+			Items  []struct {
+				ID          int64  `json:"id"`
+				Fingerprint string `json:"fingerprint"`
+			} `json:"items"`
 		} `json:"step_up"`
 	}
-	if err := json.Unmarshal([]byte(body), &refusal); err != nil || refusal.StepUp.Action != "enable_tool" || refusal.StepUp.ID != b.ID {
+	if err := json.Unmarshal([]byte(body), &refusal); err != nil || refusal.StepUp.Action != "enable_tool" ||
+		len(refusal.StepUp.Items) != 1 || refusal.StepUp.Items[0].ID != b.ID || refusal.StepUp.Items[0].Fingerprint != *b.Fingerprint {
 		t.Errorf("enable without step-up answered %s, want a step-up request for tool %d", body, b.ID)
 	}
 	// The same from a script of the page itself.
-	if res := postFrom(t, tb, "/tools/"+itoa(b.ID)+"/enable"); res.Status != http.StatusForbidden {
+	if res := enableFrom(t, tb, b.ID); res.Status != http.StatusForbidden {
 		t.Errorf("enable without step-up from the page: %+v, want 403", res)
 	}
 
@@ -96,7 +110,7 @@ func TestEnableRefusedCrossOriginOrWithoutStepUp(t *testing.T) {
 	check(t, tb.Expect.Locator(row(tb, b.ID)).ToHaveAttribute("data-state", "proposed"), "B still proposed")
 
 	// Refused before the session was even read, the cross-origin POSTs left A's step-up unspent.
-	if res := postFrom(t, tb, "/tools/"+itoa(a.ID)+"/enable"); res.Type != "opaqueredirect" && res.Status != http.StatusOK {
+	if res := enableFrom(t, tb, a.ID); res.Type != "opaqueredirect" && res.Status != http.StatusOK {
 		t.Fatalf("enable A from the page with its step-up: %+v, want success", res)
 	}
 	waitTool(t, m, a.Name, "enabled")

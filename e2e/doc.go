@@ -1,6 +1,8 @@
 // Package e2e holds Maven's end-to-end tests: the real daemon (built from cmd/maven) driven by
 // playwright-go in a real Chromium with a virtual WebAuthn authenticator. It has no code outside
-// its tests; the harness is in harness_test.go, one user journey per other test file.
+// its tests; the harness is in harness*_test.go (the suite, the daemon, the browser, the
+// virtual passkeys), helpers_test.go holds what journeys share, and every other test file is
+// one user journey.
 //
 // Run it with scripts/test, or locally once scripts/test has installed the driver:
 //

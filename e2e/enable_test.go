@@ -32,10 +32,12 @@ func TestEnableWithStepUp(t *testing.T) {
 		t.Errorf("database: tasks_delete_task is %q, want it untouched (proposed)", got)
 	}
 	check(t, tb.Expect.Locator(row(tb, db["tasks_delete_task"].ID)).ToHaveAttribute("data-state", "proposed"), "the other row stays proposed")
-	// Without a reload, the list follows: the row moves under Enabled and the counts agree.
-	check(t, tb.Expect.Locator(tb.Page.Locator(`section[data-group="enabled"] [data-tool-name="tasks_list_tasks"]`)).ToBeVisible(), "row moved to the Enabled group")
-	check(t, tb.Expect.Locator(tb.Page.Locator(".counts .state-enabled strong")).ToHaveText("1"), "enabled count follows")
-	check(t, tb.Expect.Locator(tb.Page.Locator(".counts .state-proposed strong")).ToHaveText("1"), "proposed count follows")
+	// Without a reload, the row stays where it was and says what was done, and the counts agree.
+	enabledRow := row(tb, db["tasks_list_tasks"].ID)
+	check(t, tb.Expect.Locator(enabledRow.Locator(".feedback")).ToHaveText("Enabled."), "the row says it was enabled")
+	check(t, tb.Expect.Locator(enabledRow.Locator(".feedback")).ToBeFocused(), "focus stays on the row")
+	check(t, tb.Expect.Locator(tb.Page.Locator(`#tool-filters [data-state-filter="enabled"] .n`)).ToHaveText("1"), "enabled count follows")
+	check(t, tb.Expect.Locator(tb.Page.Locator(`#tool-filters [data-state-filter="proposed"] .n`)).ToHaveText("1"), "proposed count follows")
 
 	// The page after a reload says the same as the database.
 	tb.Goto(m.URL("/tools"))

@@ -26,8 +26,9 @@ func TestEnableRefusedWithoutUserVerification(t *testing.T) {
 	setResponseOverrides(t, cdp, authID, responseOverrides{IsBadUV: true})
 	before := signCount(t, tb, authID)
 	check(t, button(r, "Enable").Click(), "click Enable")
-	flash := tb.Page.Locator("#flash .flash.error")
-	check(t, tb.Expect.Locator(flash).ToContainText("did not verify you"), "a readable error")
+	// The refusal is said beside the button that was pressed, not at the top of the page.
+	flash := r.Locator(".actions .feedback[data-kind=error]")
+	check(t, tb.Expect.Locator(flash).ToContainText("did not verify you"), "a readable error beside the button")
 	if after := signCount(t, tb, authID); after != before+1 {
 		t.Fatalf("sign count %d → %d: the authenticator should have answered once", before, after)
 	}

@@ -70,3 +70,25 @@ func TestRestart(t *testing.T) {
 		t.Errorf("healthz after restart: %s", resp.Status)
 	}
 }
+
+// TestAxeFindsAViolation: the accessibility check can fail: a button without a name, put into
+// a real page, is found.
+func TestAxeFindsAViolation(t *testing.T) {
+	t.Parallel()
+	m := startMaven(t, mavenOptions{})
+	tb := newBrowser(t)
+	tb.Goto(m.URL("/login"))
+	if _, err := tb.Page.Evaluate(`() => {
+		const b = document.createElement("button");
+		document.querySelector("main").appendChild(b);
+	}`); err != nil {
+		t.Fatal(err)
+	}
+	found := runAxe(t, tb)
+	for _, v := range found {
+		if v.ID == "button-name" {
+			return
+		}
+	}
+	t.Fatalf("axe did not find the button without a name: %+v", found)
+}

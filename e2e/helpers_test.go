@@ -209,10 +209,12 @@ func signCount(t *testing.T, tb *tab, authID string) int {
 	return onlyCredential(t, cdpSession(t, tb.Page), authID).SignCount
 }
 
-// stepUpFromPage performs a step-up for enabling tool id by driving the JSON endpoints with
-// fetch, as maven.js does, and returns the status of /step-up/finish (or an error text). Every
-// await has a timeout: page.Evaluate itself has none.
+// stepUpFromPage performs a step-up for enabling tool id, as its row on the page shows it
+// (data-fingerprint), by driving the JSON endpoints with fetch, as maven.js does, and returns
+// the status of /step-up/finish (or an error text). Every await has a timeout: page.Evaluate
+// itself has none.
 const stepUpFromPage = `async (id) => {
+	const fingerprint = document.getElementById("tool-" + id).dataset.fingerprint;
 	const toB64u = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf)))
 		.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 	const fromB64u = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")
@@ -220,7 +222,7 @@ const stepUpFromPage = `async (id) => {
 	const post = (url, body) => fetch(url, {method: "POST", credentials: "same-origin",
 		headers: {"Content-Type": "application/json", "Accept": "application/json"},
 		body: JSON.stringify(body), signal: AbortSignal.timeout(10000)});
-	const begin = await post("/step-up/begin", {action: "enable_tool", id: id});
+	const begin = await post("/step-up/begin", {action: "enable_tool", items: [{id: id, fingerprint: fingerprint}]});
 	if (!begin.ok) return {error: "begin: " + begin.status + " " + await begin.text()};
 	const pk = (await begin.json()).options.publicKey;
 	pk.challenge = fromB64u(pk.challenge);
@@ -246,10 +248,14 @@ const stepUpFromPage = `async (id) => {
 }`
 
 // postFromPage POSTs to path from the page with fetch, same-origin with the session cookie, as
-// a script of the page would, and returns the status and the JSON answer.
-const postFromPage = `async (path) => {
+// a script of the page would, with form (an object, or null) as its form body, and returns the
+// status and the JSON answer.
+const postFromPage = `async ([path, form]) => {
+	const headers = {"Accept": "application/json"};
+	if (form) headers["Content-Type"] = "application/x-www-form-urlencoded";
 	const res = await fetch(path, {method: "POST", credentials: "same-origin", redirect: "manual",
-		headers: {"Accept": "application/json"}, signal: AbortSignal.timeout(10000)});
+		headers: headers, body: form ? new URLSearchParams(form).toString() : undefined,
+		signal: AbortSignal.timeout(10000)});
 	let body = {};
 	try { body = await res.json(); } catch (_) {}
 	return {status: res.status, type: res.type, body: body};
@@ -277,12 +283,24 @@ func stepUp(t *testing.T, tb *tab, id int64) {
 	}
 }
 
-// postFrom POSTs to path from the page (see postFromPage).
-func postFrom(t *testing.T, tb *tab, path string) fetchResult {
+// postFrom POSTs to path from the page (see postFromPage); form may be nil.
+func postFrom(t *testing.T, tb *tab, path string, form map[string]any) fetchResult {
 	t.Helper()
 	var res fetchResult
-	evalJSON(t, tb.Page, postFromPage, path, &res)
+	evalJSON(t, tb.Page, postFromPage, []any{path, form}, &res)
 	return res
+}
+
+// enableFrom posts Enable of row id from the page the way its button does: with the
+// fingerprint the page rendered on the row.
+func enableFrom(t *testing.T, tb *tab, id int64) fetchResult {
+	t.Helper()
+	fp, err := row(tb, id).GetAttribute("data-fingerprint")
+	check(t, err, "read the row's data-fingerprint")
+	if fp == "" {
+		t.Fatalf("row %d carries no data-fingerprint", id)
+	}
+	return postFrom(t, tb, "/tools/"+itoa(id)+"/enable", map[string]any{"fingerprint": fp})
 }
 
 // copyPasskeys gives page an authenticator with opts holding copies of the credentials of

@@ -52,7 +52,7 @@ func TestHostileToolTextShownAsText(t *testing.T) {
 	tb.Goto(m.URL("/tools"))
 
 	r := row(tb, hostile.ID)
-	check(t, tb.Expect.Locator(r.Locator("dd code")).ToHaveText(scriptName), "the server's name for the tool, as text")
+	check(t, tb.Expect.Locator(r.Locator(".facts dd code").First()).ToHaveText(scriptName), "the server's name for the tool, as text")
 	check(t, tb.Expect.Locator(r.Locator(".description")).ToHaveText(imgDesc), "the description, as text")
 	check(t, tb.Expect.Locator(r.Locator("script, img")).ToHaveCount(0), "no element made from the server's text")
 	check(t, tb.Expect.Locator(tb.Page.Locator("main script")).ToHaveCount(0), "no script element in the page body")
@@ -73,7 +73,7 @@ func TestHostileToolTextShownAsText(t *testing.T) {
 
 	// Reloading runs whatever the page would run; still nothing.
 	tb.Goto(m.URL("/tools"))
-	check(t, tb.Expect.Locator(r.Locator("dd code")).ToHaveText(scriptName), "still text after a reload")
+	check(t, tb.Expect.Locator(r.Locator(".facts dd code").First()).ToHaveText(scriptName), "still text after a reload")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(dialogs) > 0 {

@@ -47,7 +47,7 @@ func TestToolsPageScreenshots(t *testing.T) {
 		check(t, button(row(tb, id), "Enable").Click(), "click Enable")
 		check(t, tb.Expect.Locator(row(tb, id)).ToHaveAttribute("data-state", "enabled"), "row enabled")
 	}
-	check(t, button(row(tb, del.ID), "Disable").Click(), "click Disable")
+	check(t, button(row(tb, del.ID), "Reject").Click(), "click Reject")
 	check(t, tb.Expect.Locator(row(tb, del.ID)).ToHaveAttribute("data-state", "disabled"), "row disabled")
 
 	// search_tasks is redefined: a new description and a new argument.
@@ -83,7 +83,7 @@ func TestToolsPageScreenshots(t *testing.T) {
 // them.
 func openSchemas(t *testing.T, tb *tab) {
 	t.Helper()
-	summaries := tb.Page.Locator("details.schema:not([open]) > summary")
+	summaries := tb.Page.Locator("details.more:not([open]) > summary")
 	n, err := summaries.Count()
 	check(t, err, "count schemas")
 	for i := 0; i < n; i++ {

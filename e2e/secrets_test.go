@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,6 +36,19 @@ func TestSecretsPage(t *testing.T) {
 	check(t, pageButton(tb.Page, "Make a new recovery code").Click(), "click Make a new recovery code")
 	codeEl := tb.Page.Locator("#recovery [data-recovery-code]")
 	check(t, tb.Expect.Locator(codeEl).ToHaveText(regexp.MustCompile(`^[0-9A-Z]{4}(-[0-9A-Z]{4}){6}$`)), "the new code is shown")
+	check(t, tb.Expect.Locator(tb.Page.Locator("#new-code-heading")).ToBeFocused(), "focus on the code's heading")
+	download, err := tb.Page.ExpectDownload(func() error { return pageButton(tb.Page, "Download").Click() })
+	check(t, err, "download the code")
+	if got := download.SuggestedFilename(); got != "maven-recovery-code.txt" {
+		t.Errorf("downloaded as %q", got)
+	}
+	path, err := download.Path()
+	check(t, err, "read the download")
+	code, err := codeEl.TextContent()
+	check(t, err, "read the code")
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), code) {
+		t.Errorf("the download does not hold the code: %v", err)
+	}
 	tb.Screenshot("new-recovery-code")
 	saved := tb.Page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "I have saved it"})
 	check(t, saved.Click(), "acknowledge")

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 )
@@ -14,11 +15,11 @@ func TestStepUpBoundToOneTool(t *testing.T) {
 	m, tb, a, b := j.m, j.tb, j.list, j.del
 
 	stepUp(t, tb, a.ID)
-	res := postFrom(t, tb, "/tools/"+itoa(b.ID)+"/enable")
+	res := enableFrom(t, tb, b.ID)
 	if res.Status != http.StatusForbidden {
 		t.Fatalf("enable B with A's step-up: %+v, want 403", res)
 	}
-	if su, _ := res.Body["step_up"].(map[string]any); su == nil || su["id"] != float64(b.ID) {
+	if su, _ := res.Body["step_up"].(map[string]any); su == nil || fmt.Sprint(su["items"]) != fmt.Sprintf("[map[fingerprint:%s id:%d]]", *b.Fingerprint, b.ID) {
 		t.Errorf("the 403 asks for a step-up for B: %v", res.Body)
 	}
 	if got := toolState(t, m, b.Name); got != "proposed" {
@@ -29,7 +30,7 @@ func TestStepUpBoundToOneTool(t *testing.T) {
 	}
 
 	// A's grant was not spent by the attempt on B: it still enables A, once.
-	res = postFrom(t, tb, "/tools/"+itoa(a.ID)+"/enable")
+	res = enableFrom(t, tb, a.ID)
 	if res.Type != "opaqueredirect" && res.Status != http.StatusOK {
 		t.Fatalf("enable A with A's step-up: %+v, want success", res)
 	}

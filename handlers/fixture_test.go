@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -22,7 +26,11 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
+	"maven/app/config"
 	"maven/app/mcp"
+	"maven/app/metrics"
+	"maven/app/vault"
+	"maven/app/voice"
 	"maven/db"
 	"maven/handlers"
 	"maven/static"
@@ -90,64 +98,204 @@ func (w *fakeWaker) list() []string {
 	return append([]string(nil), w.woken...)
 }
 
-// fixture is the real web app over a real SQLite database in a temp dir.
+// fixture is the real web app over a real SQLite database in a temp dir, with a real vault
+// (none is created until a PRF passkey enrolls). boot builds everything that lives in memory, so
+// calling it again is a daemon restart over the same database. With mcpServers set it runs a
+// real MCP manager wired to the vault the way the daemon wires it.
 type fixture struct {
-	t       testing.TB
-	h       http.Handler
-	db      *bun.DB
-	tools   *allowlist.Service
-	auth    *auth.Service
-	clock   *clock
-	servers *fakeServers
+	t     testing.TB
+	h     http.Handler
+	db    *bun.DB
+	dir   string
+	tools *allowlist.Service
+	auth  *auth.Service
+	gate  *vault.Gate
+	clock *clock
+	logs  *syncBuffer
+	// servers is the fake status report shown without a manager; mgr the real one.
+	servers    *fakeServers
+	mcpServers map[string]config.Server
+	mgr        *mcp.Manager
 	// commands are the real approvals of stdio command lines; waker the fake manager they wake.
 	commands *approval.Service
 	waker    *fakeWaker
+	devices  int // browsers made so far: each gets an address of its own
+	// srv, once listen has started it, carries every browser's requests over real HTTP.
+	srv *httptest.Server
+	tls bool // the daemon is reached over HTTPS: Secure __Host- cookies (set before boot)
 }
 
-func newFixture(t testing.TB) *fixture {
+// The tokens of the fixture's voice webhook and metrics.
+const (
+	testVoiceToken   = "voice-token"
+	testMetricsToken = "metrics-token"
+)
+
+// fixedToken accepts one token.
+type fixedToken string
+
+func (t fixedToken) Check(s string) bool { return s == string(t) }
+
+// echoTurner answers every utterance by repeating it.
+type echoTurner struct{}
+
+func (echoTurner) Turn(_ context.Context, req voice.Request) voice.Reply {
+	return voice.Reply{Speech: req.Text, Outcome: voice.OutcomeNoMatch}
+}
+
+// trustedProxy is the proxy the app believes about where a request comes from: over real HTTP
+// the tests connect from loopback and name the browser's address in X-Forwarded-For.
+var trustedProxy = netip.MustParsePrefix("127.0.0.0/8")
+
+// listen serves the app on a loopback port; from then on browsers talk to it over real HTTP.
+func (f *fixture) listen() *httptest.Server {
+	f.srv = httptest.NewServer(f.h)
+	f.t.Cleanup(f.srv.Close)
+	return f.srv
+}
+
+// roundTrip sends req (built for the recorder) to the listening app over real HTTP, naming its
+// RemoteAddr in X-Forwarded-For, and copies the answer into rec.
+func (f *fixture) roundTrip(rec *httptest.ResponseRecorder, req *http.Request) {
+	host, _, _ := net.SplitHostPort(req.RemoteAddr)
+	out, err := http.NewRequest(req.Method, f.srv.URL+req.URL.RequestURI(), req.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out.Host = req.Host
+	out.Header = req.Header.Clone()
+	out.Header.Set("X-Forwarded-For", host)
+	res, err := noRedirects.Do(out)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	for k, vs := range res.Header {
+		rec.Header()[k] = vs
+	}
+	rec.WriteHeader(res.StatusCode)
+	if _, err := io.Copy(rec, res.Body); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// noRedirects is an HTTP client that shows a redirect instead of following it.
+var noRedirects = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// vaultFixture is the name the unlock tests use for the same fixture.
+type vaultFixture = fixture
+
+func newFixture(t testing.TB) *fixture { return newVaultFixture(t, "") }
+
+// newVaultFixture opens the database and boots the app; serversJSON, when not empty, is the
+// config's mcpServers block for a real manager.
+func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	f := &fixture{t: t, dir: t.TempDir(), logs: &syncBuffer{}, clock: &clock{t: time.Now()},
+		servers: &fakeServers{}, waker: &fakeWaker{}}
+	if serversJSON != "" {
+		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.mcpServers = cfg.MCPServers
+	}
+	bdb, err := db.Open(context.Background(), filepath.Join(f.dir, "maven.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bdb.Close() })
-	clk := &clock{t: time.Now()}
-	tools := allowlist.NewService(db.NewToolStore(bdb), clk.Now)
-	owner, err := auth.New(db.NewAuthStore(bdb), auth.Config{
-		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: clk.Now,
+	f.db = bdb
+	f.boot()
+	return f
+}
+
+// boot builds everything that lives in memory — vault, auth, manager, handlers — over the
+// fixture's database: the first start, or a restart.
+func (f *fixture) boot() {
+	t := f.t
+	t.Helper()
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f.tools = allowlist.NewService(db.NewToolStore(f.db), f.clock.Now)
+	owner, err := auth.New(db.NewAuthStore(f.db), auth.Config{
+		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := handlers.NewAssets(static.FS())
+	f.auth = owner
+	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(f.db), "localhost", time.Now), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := views.Parse(assets.URL)
-	if err != nil {
-		t.Fatal(err)
+	f.gate = gate
+	var statuses handlers.ServerStatuses = f.servers
+	if f.mcpServers != nil {
+		if f.mgr != nil {
+			f.mgr.Close()
+		}
+		f.mgr = mcp.NewManager(f.mcpServers, mcp.NewToolReconciler(f.tools, time.Now, logger), mcp.ManagerOptions{
+			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		}, logger)
+		gate.OnUnlock(f.mgr.SetSecrets)
+		gate.OnLock(func() { f.mgr.SetSecrets(nil) })
+		mctx, cancel := context.WithCancel(context.Background())
+		f.mgr.Run(mctx)
+		mgr := f.mgr
+		t.Cleanup(func() { cancel(); mgr.Close() })
+		statuses = f.mgr
 	}
-	servers := &fakeServers{}
-	commands := approval.NewService(db.NewApprovalStore(bdb), clk.Now)
-	waker := &fakeWaker{}
+	gate.OnLock(owner.ForgetStepUps)
+	f.commands = approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
 	h, err := handlers.Routes(handlers.Deps{
-		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{}), false),
+		Logger:   logger,
+		Vault:    gate,
+		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(f.db.DB, sqlite3store.Config{}), f.tls),
 		Auth:     owner,
-		Tools:    tools,
-		Servers:  servers,
-		Commands: commands,
-		Wake:     waker,
-		Views:    pages,
-		Assets:   assets,
+		Tools:    f.tools,
+		Servers:  statuses,
+		Commands: f.commands,
+		Wake:     f.waker,
+		Views:    mustViews(t),
+		Assets:   mustAssets(t),
 		Origins:  []string{testOrigin},
-		Now:      clk.Now,
+		Now:      f.clock.Now,
+		// The machine endpoints, behind their tokens.
+		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
+		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
+		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
+		// Only the real-HTTP tests connect from loopback (see listen).
+		TrustedProxies: []netip.Prefix{trustedProxy},
+		// No such file: the defaults run.
+		ConfigPath:  "/etc/maven/maven.json",
+		SecretUsers: config.Config{MCPServers: f.mcpServers}.SecretUsers(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, h: h, db: bdb, tools: tools, auth: owner, clock: clk, servers: servers,
-		commands: commands, waker: waker}
+	f.h = h
+}
+
+// syncBuffer collects the log for assertions about what it never contains.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // setupToken issues a fresh setup link's token.
@@ -183,22 +331,27 @@ func (f *fixture) state(id int64) allowlist.State {
 	return t.State
 }
 
-// browser is one browser profile: a cookie jar, and what it claims about where it is.
+// browser is one browser profile on a device of its own: a cookie jar, an address, and what
+// it claims about where it is.
 type browser struct {
 	f       *fixture
 	cookies map[string]*http.Cookie
+	addr    string // RemoteAddr of its requests
 	// siteHeader is the Sec-Fetch-Site of unsafe requests; origin their Origin.
 	siteHeader, origin string
 }
 
 func (f *fixture) browser() *browser {
-	return &browser{f: f, cookies: map[string]*http.Cookie{}, siteHeader: "same-origin", origin: testOrigin}
+	f.devices++
+	return &browser{f: f, cookies: map[string]*http.Cookie{}, siteHeader: "same-origin", origin: testOrigin,
+		addr: fmt.Sprintf("198.51.100.%d:40000", f.devices%250+1)}
 }
 
 // do sends one request the way a same-origin page would, and keeps the cookies it gets.
 func (b *browser) do(method, path string, body io.Reader, header http.Header) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, "http://"+testHost+path, body)
 	req.Host = testHost
+	req.RemoteAddr = b.addr
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
@@ -214,7 +367,11 @@ func (b *browser) do(method, path string, body io.Reader, header http.Header) *h
 		req.AddCookie(c)
 	}
 	rec := httptest.NewRecorder()
-	b.f.h.ServeHTTP(rec, req)
+	if b.f.srv != nil {
+		b.f.roundTrip(rec, req)
+	} else {
+		b.f.h.ServeHTTP(rec, req)
+	}
 	for _, c := range rec.Result().Cookies() {
 		if c.MaxAge < 0 || c.Value == "" {
 			delete(b.cookies, c.Name)
@@ -263,10 +420,7 @@ type beginAnswer struct {
 	Options json.RawMessage `json:"options"`
 	Prompt  string          `json:"prompt"`
 	Error   string          `json:"error"`
-	StepUp  *struct {
-		Action string `json:"action"`
-		ID     int64  `json:"id"`
-	} `json:"step_up"`
+	StepUp  *auth.Approval  `json:"step_up"`
 }
 
 type finishAnswer struct {
@@ -316,12 +470,12 @@ func (b *browser) login(a *authtest.Authenticator) *httptest.ResponseRecorder {
 	return b.postJSON("/login/finish", map[string]any{"credential": json.RawMessage(cred)}, nil)
 }
 
-// stepUp runs a step-up ceremony for action on id with a and returns the finish request's body
+// stepUp runs a step-up ceremony for approval with a and returns the finish request's body
 // (for replays) and response.
-func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64) ([]byte, *httptest.ResponseRecorder) {
+func (b *browser) stepUp(a *authtest.Authenticator, approval auth.Approval) ([]byte, *httptest.ResponseRecorder) {
 	t := b.f.t
 	t.Helper()
-	cred, err := a.Get(b.beginStepUp(action, id).Options)
+	cred, err := a.Get(b.beginStepUp(approval).Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,18 +485,30 @@ func (b *browser) stepUp(a *authtest.Authenticator, action auth.Action, id int64
 	})
 }
 
-// beginStepUp begins a step-up for action on id and returns the assertion options.
-func (b *browser) beginStepUp(action auth.Action, id int64) beginAnswer {
+// mustStepUp runs a step-up ceremony for approval with a and fails the test unless it succeeds.
+func (b *browser) mustStepUp(a *authtest.Authenticator, approval auth.Approval) {
+	b.f.t.Helper()
+	_, r := b.stepUp(a, approval)
+	mustOK(b.f.t, "step-up", r)
+}
+
+// beginStepUp begins a step-up for approval and returns the assertion options.
+func (b *browser) beginStepUp(approval auth.Approval) beginAnswer {
 	t := b.f.t
 	t.Helper()
 	var begin beginAnswer
-	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", map[string]any{"action": action, "id": id}, &begin))
+	mustOK(t, "step-up begin", b.postJSON("/step-up/begin", approval, &begin))
 	return begin
 }
 
-// enable clicks Enable on a row as htmx does.
-func (b *browser) enable(id int64) *httptest.ResponseRecorder {
-	return b.htmx(http.MethodPost, "/tools/"+itoa(id)+"/enable", url.Values{})
+// enableOf is the approval of enabling tool as a page showing it now would ask for it.
+func enableOf(tool allowlist.Tool) auth.Approval {
+	return auth.One(auth.ActionEnableTool, tool.ID, tool.ApprovalDigest())
+}
+
+// enable clicks Enable on a row as htmx does, from a page that showed tool.
+func (b *browser) enable(tool allowlist.Tool) *httptest.ResponseRecorder {
+	return b.htmx(http.MethodPost, "/tools/"+itoa(tool.ID)+"/enable", url.Values{"fingerprint": {tool.ApprovalDigest()}})
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }

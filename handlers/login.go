@@ -1,73 +1,66 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 
 	"maven/views"
 )
 
+// Why a browser was sent to /login (?why=…), so the page can say what happened.
+const (
+	// whyPasskeyRemoved: the owner removed the passkey this session signed in with.
+	whyPasskeyRemoved = "passkey-removed"
+	// whyRecovered: the recovery code unlocked Maven, which signs no one in.
+	whyRecovered = "recovered"
+)
+
 // loginPage offers "Sign in with passkey" (GET /login).
-func (s *server) loginPage(w http.ResponseWriter, r *http.Request) {
+func (s *server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	if s.signedIn(r) {
 		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
+		return nil
 	}
 	has, err := s.auth.HasPasskeys(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.renderPage(w, r, http.StatusOK, views.PageLogin, views.LoginPage{
-		Page: s.pageInfo(r, "Sign in", ""), HasPasskeys: has,
-	})
+	page := views.LoginPage{Page: s.pageInfo(r, "Sign in", ""), Reach: s.reach(r), HasPasskeys: has}
+	// Why the browser was sent here, from a fixed list: the page never shows text from the URL.
+	switch why := r.URL.Query().Get("why"); why {
+	case whyPasskeyRemoved, whyRecovered:
+		page.Why = why
+	}
+	s.renderPage(w, r, http.StatusOK, views.PageLogin, page)
+	return nil
 }
 
 // loginBeginPost begins a discoverable sign-in.
-func (s *server) loginBeginPost(w http.ResponseWriter, r *http.Request) {
-	if err := readJSON(w, r, &struct{}{}); err != nil {
-		s.fail(w, r, err)
-		return
+func (s *server) loginBeginPost(w http.ResponseWriter, r *http.Request) error {
+	if err := readEmpty(w, r); err != nil {
+		return err
 	}
-	assertion, err := s.auth.BeginLogin(r.Context(), s.sessionID(r.Context()), origin(r))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"options": assertion})
+	opts, err := s.auth.BeginLogin(r.Context(), s.ceremonyID(w, r), origin(r))
+	return sendOptions(w, opts, err)
 }
 
 // loginFinishPost verifies the sign-in and makes the session the owner's, under a new token.
-func (s *server) loginFinishPost(w http.ResponseWriter, r *http.Request) {
-	var body finishBody
-	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ctx := r.Context()
-	resp, perr := parseAssertion(body.Credential)
-	p, err := s.auth.FinishLogin(ctx, s.sessionID(ctx), resp)
+func (s *server) loginFinishPost(w http.ResponseWriter, r *http.Request) error {
+	p, err := finishAssertion(w, r, ceremonyIDOf(r), s.auth.FinishLogin)
 	if err != nil {
-		s.fail(w, r, errors.Join(err, perr))
-		return
+		return err
 	}
-	if err := s.signIn(ctx, p.ID); err != nil {
-		s.fail(w, r, err)
-		return
+	if err := s.signIn(w, r, p.ID); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": "/tools"})
+	return nil
 }
 
 // logoutPost ends the session: its step-up grants go with it.
-func (s *server) logoutPost(w http.ResponseWriter, r *http.Request) {
+func (s *server) logoutPost(w http.ResponseWriter, r *http.Request) error {
 	if err := s.endSession(r.Context()); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	if isHTMX(r) {
-		w.Header().Set(hxRedirect, "/login")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	redirect(w, r, "/login")
+	return nil
 }

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -50,9 +52,7 @@ func (s *server) crossOrigin(origins []string) (func(http.Handler) http.Handler,
 			return nil, err
 		}
 	}
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, errCrossOrigin)
-	}))
+	cop.SetDenyHandler(s.handle(func(http.ResponseWriter, *http.Request) error { return errCrossOrigin }))
 	return cop.Handler, nil
 }
 
@@ -69,68 +69,58 @@ func sessionLoaded(next http.Handler) http.Handler {
 // servers card polling) does not count as activity, so an open tab does not keep a session alive.
 func (s *server) requireOwner(passive bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 			ctx := r.Context()
 			switch s.sessionState(ctx) {
 			case signedOut:
 				s.toLogin(w, r)
-				return
+				return nil
 			case signedInExpired:
-				s.expire(w, r)
-				return
+				return s.expire(w, r)
 			}
 			pk := s.sessions.GetInt64(ctx, keyPasskey)
 			ok, err := s.auth.PasskeyExists(ctx, pk)
 			if err != nil {
-				s.fail(w, r, err)
-				return
+				return err
 			}
 			if !ok {
-				s.expire(w, r)
-				return
+				return s.expire(w, r)
 			}
 			if !passive {
 				s.sessions.Put(ctx, keyLastSeen, s.now().Unix())
 			}
-			o := owner{sid: s.sessionID(ctx), passkey: pk}
+			o := owner{sid: s.sessions.GetString(ctx, keySID), passkey: pk}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, ownerKey{}, o)))
+			return nil
 		})
 	}
 }
 
 // expire ends a session that outlived its limits (or its passkey) and sends the browser to sign
 // in again.
-func (s *server) expire(w http.ResponseWriter, r *http.Request) {
+func (s *server) expire(w http.ResponseWriter, r *http.Request) error {
 	if err := s.endSession(r.Context()); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.toLogin(w, r)
+	return nil
 }
 
 // toLogin sends the browser to /login in the way the requester understands; to /unlock while
 // locked, which signs in too.
 func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
-	if s.lock.Locked() {
+	if s.vault.Locked() {
 		s.toUnlock(w, r)
 		return
 	}
-	switch {
-	case isHTMX(r):
-		w.Header().Set(hxRedirect, "/login")
-		w.WriteHeader(http.StatusUnauthorized)
-	case wantsJSON(r):
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Please sign in.", "redirect": "/login"})
-	default:
-		http.Redirect(w, r, "/login", http.StatusSeeOther)
-	}
+	sendTo(w, r, "/login", http.StatusUnauthorized, "Please sign in.")
 }
 
 // requireUnlocked sends every request to /unlock while the daemon is locked (DESIGN.md rule
 // 19): nothing behind it runs until the owner unlocks.
 func (s *server) requireUnlocked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.lock.Locked() {
+		if s.vault.Locked() {
 			s.toUnlock(w, r)
 			return
 		}
@@ -138,41 +128,108 @@ func (s *server) requireUnlocked(next http.Handler) http.Handler {
 	})
 }
 
-// toUnlock sends the browser to /unlock in the way the requester understands: 423 Locked with
-// a redirect for htmx and maven.js, a 303 otherwise.
+// toUnlock sends the browser to /unlock (DESIGN.md rule 19).
 func (s *server) toUnlock(w http.ResponseWriter, r *http.Request) {
+	sendTo(w, r, "/unlock", http.StatusLocked, "Maven is locked. Unlock it first.")
+}
+
+// sendTo sends the browser to url in the way the requester understands: status with the
+// redirect in HX-Redirect for htmx and in the JSON for maven.js, a 303 otherwise.
+func sendTo(w http.ResponseWriter, r *http.Request, url string, status int, msg string) {
 	switch {
 	case isHTMX(r):
-		w.Header().Set(hxRedirect, "/unlock")
-		w.WriteHeader(http.StatusLocked)
+		w.Header().Set(hxRedirect, url)
+		w.WriteHeader(status)
 	case wantsJSON(r):
-		writeJSON(w, http.StatusLocked, map[string]string{"error": "Maven is locked. Unlock it first.", "redirect": "/unlock"})
+		writeJSON(w, status, map[string]string{"error": msg, "redirect": url})
 	default:
-		http.Redirect(w, r, "/unlock", http.StatusSeeOther)
+		http.Redirect(w, r, url, http.StatusSeeOther)
 	}
 }
 
-// requireStepUp spends the session's step-up grant for action on the route's {id} (0 when the
-// route has none) and hands the proof to the handler. Without a fresh grant the answer is 403
-// with the HX-Trigger that makes maven.js ask for the passkey, and nothing runs.
-func (s *server) requireStepUp(action auth.Action) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var target int64
-			if chi.URLParam(r, "id") != "" {
-				id, err := idParam(r)
-				if err != nil {
-					s.fail(w, r, err)
-					return
-				}
-				target = id
-			}
-			proof, err := s.auth.Redeem(ownerFrom(r.Context()).sid, action, target)
+// approvalOf reads off a request what a step-up must approve for it.
+type approvalOf func(w http.ResponseWriter, r *http.Request) (auth.Approval, error)
+
+// onRoute approves action on the route's {id} (0 when the route has none): for actions on
+// something whose shape cannot change under the owner (a passkey, a command line, whose digest
+// is its id, a secret).
+func onRoute(action auth.Action) approvalOf {
+	return func(_ http.ResponseWriter, r *http.Request) (auth.Approval, error) {
+		var target int64
+		if chi.URLParam(r, "id") != "" {
+			id, err := idParam(r)
 			if err != nil {
-				s.fail(w, r, stepUpNeeded{action: action, target: target})
-				return
+				return auth.Approval{}, err
+			}
+			target = id
+		}
+		return auth.One(action, target, ""), nil
+	}
+}
+
+// asShown approves action on the route's {id} as the owner's page showed it: the form field
+// "fingerprint" is the row's data-fingerprint when the page rendered it.
+func asShown(action auth.Action) approvalOf {
+	return func(w http.ResponseWriter, r *http.Request) (auth.Approval, error) {
+		id, err := idParam(r)
+		if err != nil {
+			return auth.Approval{}, err
+		}
+		if err := readForm(w, r, maxJSONBody); err != nil {
+			return auth.Approval{}, err
+		}
+		return auth.One(action, id, r.PostForm.Get("fingerprint")), nil
+	}
+}
+
+// selected is the approval of action on the items the owner selected on a page: each value
+// is a target id, followed, when withDigest, by ":" and the fingerprint the page showed of it
+// (a row's data-fingerprint). One step-up then names every item (DESIGN.md rule 21).
+func selected(action auth.Action, values []string, withDigest bool) (auth.Approval, error) {
+	switch {
+	case len(values) == 0:
+		return auth.Approval{}, errNothingSelected
+	case len(values) > auth.MaxItems:
+		return auth.Approval{}, errTooManySelected
+	}
+	a := auth.Approval{Action: action, Items: make([]auth.Item, 0, len(values))}
+	for _, v := range values {
+		id, digest := v, ""
+		if withDigest {
+			var ok bool
+			if id, digest, ok = strings.Cut(v, ":"); !ok {
+				return auth.Approval{}, fmt.Errorf("%w: selected item %q names no fingerprint", errBadRequest, v)
+			}
+		}
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n <= 0 {
+			return auth.Approval{}, fmt.Errorf("%w: selected item %q", errBadRequest, v)
+		}
+		a.Items = append(a.Items, auth.Item{Target: n, Digest: digest})
+	}
+	return a, nil
+}
+
+// requireStepUp spends the session's step-up grant for exactly the approval approve reads off
+// the request and hands the proof to the handler. Without a fresh grant the answer is 403 with
+// the HX-Trigger that makes maven.js ask for the passkey (naming the approval), and nothing
+// runs.
+func (s *server) requireStepUp(approve approvalOf) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+			approval, err := approve(w, r)
+			if err != nil {
+				return err
+			}
+			if err := approval.Validate(); err != nil {
+				return fmt.Errorf("%w: %w", errBadRequest, err)
+			}
+			proof, err := s.auth.Redeem(ownerFrom(r.Context()).sid, approval)
+			if err != nil {
+				return stepUpNeeded{approval}
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proofKey{}, proof)))
+			return nil
 		})
 	}
 }
@@ -181,13 +238,4 @@ func (s *server) requireStepUp(action auth.Action) func(http.Handler) http.Handl
 func proofFrom(ctx context.Context) auth.StepUp {
 	p, _ := ctx.Value(proofKey{}).(auth.StepUp)
 	return p
-}
-
-// idParam reads the route's {id}; a malformed one is a page that does not exist.
-func idParam(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, errNoPage
-	}
-	return id, nil
 }

@@ -3,22 +3,24 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"time"
 
-	"maven/app/auth"
+	"maven/app/vault"
 	"maven/views"
 )
 
+// errNoPRFOutput answers an enrollment whose authenticator gave no PRF result.
+var errNoPRFOutput = errors.New("the authenticator returned no PRF output")
+
 // passkeysPage is GET /passkeys: the page, or only the list for htmx.
-func (s *server) passkeysPage(w http.ResponseWriter, r *http.Request) {
+func (s *server) passkeysPage(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.passkeyList(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.render(w, r, http.StatusOK, views.PagePasskeys, views.PasskeysPage{
 		Page: s.pageInfo(r, "Passkeys", "passkeys"), List: list,
 	}, views.PartialPasskeyList, list)
+	return nil
 }
 
 func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
@@ -35,9 +37,8 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 			return views.PasskeyList{}, err
 		}
 		row := views.PasskeyRow{
-			ID: p.ID, Name: p.Name, Created: formatTime(p.CreatedAt),
-			CreatedISO: p.CreatedAt.UTC().Format(time.RFC3339), CanUnlock: slot,
-			Current: p.ID == current, LastUsed: "never",
+			ID: p.ID, Name: p.Name, Created: timeOf(p.CreatedAt), LastUsed: timeOf(p.LastUsedAt),
+			CanUnlock: slot, Current: p.ID == current,
 			Unlock: "can sign in, cannot unlock",
 		}
 		switch {
@@ -48,10 +49,6 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 			row.Unlock = "supports PRF, not set up to unlock yet"
 			row.CanEnroll = open
 		}
-		if !p.LastUsedAt.IsZero() {
-			row.LastUsed = formatTime(p.LastUsedAt)
-			row.LastUsedISO = p.LastUsedAt.UTC().Format(time.RFC3339)
-		}
 		list.Passkeys = append(list.Passkeys, row)
 	}
 	return list, nil
@@ -59,101 +56,130 @@ func (s *server) passkeyList(r *http.Request) (views.PasskeyList, error) {
 
 // passkeyAddBeginPost begins registering another passkey. requireStepUp has spent the
 // session's add-passkey grant; the registration it begins is what the grant allowed.
-func (s *server) passkeyAddBeginPost(w http.ResponseWriter, r *http.Request) {
-	if err := readJSON(w, r, &struct{}{}); err != nil {
-		s.fail(w, r, err)
-		return
+func (s *server) passkeyAddBeginPost(w http.ResponseWriter, r *http.Request) error {
+	if err := readEmpty(w, r); err != nil {
+		return err
 	}
 	ctx := r.Context()
-	creation, err := s.auth.BeginAddPasskey(ctx, ownerFrom(ctx).sid, origin(r), proofFrom(ctx))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"options": creation})
+	opts, err := s.auth.BeginAddPasskey(ctx, ownerFrom(ctx).sid, origin(r), proofFrom(ctx))
+	return sendOptions(w, opts, err)
 }
 
 // passkeyAddFinishPost stores the new passkey. Only a registration begun with a step-up is
 // pending for this session, so this needs no grant of its own.
-func (s *server) passkeyAddFinishPost(w http.ResponseWriter, r *http.Request) {
-	var body finishBody
-	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ctx := r.Context()
-	resp, perr := parseCreation(body.Credential)
-	p, err := s.auth.FinishRegistration(ctx, ownerFrom(ctx).sid, resp, body.Name)
+func (s *server) passkeyAddFinishPost(w http.ResponseWriter, r *http.Request) error {
+	p, err := finishCreation(w, r, ownerFrom(r.Context()).sid, s.auth.FinishRegistration)
 	if err != nil {
-		s.fail(w, r, errors.Join(err, perr))
-		return
+		return err
+	}
+	// A new passkey ends every other session; this one goes on.
+	if err := s.reissue(w, r); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": p.ID, "prf": p.CanUnlock()})
+	return nil
 }
 
 // passkeyRenamePost renames a passkey (form field "name").
-func (s *server) passkeyRenamePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) passkeyRenamePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
-	if err := r.ParseForm(); err != nil {
-		s.fail(w, r, errors.Join(errBadRequest, err))
-		return
+	if err := readForm(w, r, maxJSONBody); err != nil {
+		return err
 	}
 	if _, err := s.auth.RenamePasskey(r.Context(), id, r.PostForm.Get("name")); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.passkeysChanged(w, r)
+	return s.passkeysChanged(w, r)
 }
 
 // passkeyRemovePost removes a passkey; requireStepUp has spent the grant for removing exactly
 // this one, and auth refuses to remove the last. Removing the passkey this session signed in
 // with ends the session.
-func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	p, err := s.auth.Passkey(ctx, id)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if err := s.auth.RemovePasskey(ctx, id, proofFrom(ctx)); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	// Its key slot goes too: a removed passkey must not unlock.
 	if err := s.vault.ForgetPasskey(ctx, p.CredentialID); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
+	// A removed passkey ends every session; this one goes on, unless it signed in with it: then
+	// the sign-in page says what happened and what to do.
 	if id == ownerFrom(ctx).passkey {
-		s.expire(w, r)
-		return
+		if err := s.endSession(ctx); err != nil {
+			return err
+		}
+		sendTo(w, r, "/login?why="+whyPasskeyRemoved, http.StatusUnauthorized, "You removed the passkey you signed in with. Sign in with another.")
+		return nil
 	}
-	s.passkeysChanged(w, r)
+	if err := s.reissue(w, r); err != nil {
+		return err
+	}
+	return s.passkeysChanged(w, r)
 }
 
 // passkeysChanged answers a change to the passkeys: the list for htmx, the page otherwise.
-func (s *server) passkeysChanged(w http.ResponseWriter, r *http.Request) {
-	if !isHTMX(r) {
-		http.Redirect(w, r, "/passkeys", http.StatusSeeOther)
-		return
-	}
-	list, err := s.passkeyList(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.renderPartial(w, r, http.StatusOK, views.PartialPasskeyList, list)
+func (s *server) passkeysChanged(w http.ResponseWriter, r *http.Request) error {
+	return s.swapOrRedirect(w, r, "/passkeys", views.PartialPasskeyList, func() (any, error) { return s.passkeyList(r) })
 }
 
-// Compile-time check that *auth.Service is what the handlers need.
-var _ Auth = (*auth.Service)(nil)
+// enrollBeginPost begins the PRF assertion that lets passkey {id} unlock: right after it was
+// registered (maven.js runs it when the registration said PRF is enabled, since authenticators
+// rarely return a PRF result at creation), or later from the passkeys page.
+func (s *server) enrollBeginPost(w http.ResponseWriter, r *http.Request) error {
+	id, err := idParam(r)
+	if err != nil {
+		return err
+	}
+	if err := readEmpty(w, r); err != nil {
+		return err
+	}
+	input, err := vault.NewPRFInput()
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	opts, err := s.auth.BeginEnroll(ctx, ownerFrom(ctx).sid, origin(r), id, input)
+	return sendOptions(w, opts, err)
+}
+
+// enrollFinishPost wraps the vault's data key for the passkey from its PRF output, creating
+// the vault first when there is none; then the answer carries the recovery code, which
+// maven.js shows this once.
+func (s *server) enrollFinishPost(w http.ResponseWriter, r *http.Request) error {
+	pa, err := finishAssertion(w, r, ownerFrom(r.Context()).sid, s.auth.FinishEnroll)
+	defer clear(pa.Output)
+	if err != nil {
+		return err
+	}
+	if pa.Output == nil {
+		return errNoPRFOutput
+	}
+	code, err := s.vault.Enroll(r.Context(), pa.Passkey.CredentialID, pa.Input, pa.Output)
+	if err != nil && code == "" {
+		return err
+	}
+	answer := map[string]any{"ok": err == nil, "id": pa.Passkey.ID}
+	if err != nil {
+		// The vault exists but this passkey's slot was not stored: the code is the only way in.
+		s.log.Error("vault created but the passkey could not be enrolled", "passkey", pa.Passkey.ID, "err", err)
+		answer["error"] = "Maven made its vault but could not let this passkey unlock it. Keep the recovery code, then try “Let it unlock” on the Passkeys page."
+	}
+	if code != "" {
+		answer["recovery_code"] = code
+	}
+	writeJSON(w, http.StatusOK, answer)
+	return nil
+}

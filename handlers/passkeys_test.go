@@ -20,8 +20,7 @@ func (b *browser) addPasskey(current, added *authtest.Authenticator, name string
 	if r := b.postJSON("/passkeys/add/begin", map[string]any{}, &first); r.Code != http.StatusForbidden || first.StepUp == nil || first.StepUp.Action != "add_passkey" {
 		t.Fatalf("add begin without step-up: %d %+v", r.Code, first)
 	}
-	_, r := b.stepUp(current, auth.ActionAddPasskey, 0)
-	mustOK(t, "step-up", r)
+	b.mustStepUp(current, auth.One(auth.ActionAddPasskey, 0, ""))
 	var begin beginAnswer
 	mustOK(t, "add begin", b.postJSON("/passkeys/add/begin", map[string]any{}, &begin))
 	cred, err := added.Create(begin.Options)
@@ -68,11 +67,10 @@ func TestPasskeysListAddRenameRemove(t *testing.T) {
 	if r.Code != http.StatusForbidden {
 		t.Fatalf("remove without step-up: %d", r.Code)
 	}
-	if action, id := stepUpTrigger(t, r.Header()); action != "remove_passkey" || id != 2 {
-		t.Fatalf("trigger %s %d", action, id)
+	if got := stepUpTrigger(t, r.Header()); !got.Same(auth.One(auth.ActionRemovePasskey, 2, "")) {
+		t.Fatalf("trigger %+v", got)
 	}
-	_, sr := b.stepUp(laptop, auth.ActionRemovePasskey, 2)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
 	r = b.htmx(http.MethodPost, "/passkeys/2/remove", url.Values{})
 	if r.Code != http.StatusOK || strings.Contains(r.Body.String(), "Old phone") {
 		t.Fatalf("remove: %d %s", r.Code, r.Body.String())
@@ -94,9 +92,8 @@ func TestLastPasskeyIsNeverRemoved(t *testing.T) {
 	f := newFixture(t)
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
-	_, r := b.stepUp(a, auth.ActionRemovePasskey, 1)
-	mustOK(t, "step-up", r)
-	r = b.htmx(http.MethodPost, "/passkeys/1/remove", url.Values{})
+	b.mustStepUp(a, auth.One(auth.ActionRemovePasskey, 1, ""))
+	r := b.htmx(http.MethodPost, "/passkeys/1/remove", url.Values{})
 	if r.Code != http.StatusConflict || !strings.Contains(r.Body.String(), "only passkey") || r.Header().Get("HX-Retarget") != "#flash" {
 		t.Fatalf("removing the last passkey: %d %v %s", r.Code, r.Header(), r.Body.String())
 	}
@@ -113,8 +110,7 @@ func TestRemovingTheSessionsPasskeySignsOut(t *testing.T) {
 	other := f.browser()
 	mustOK(t, "login with phone", other.login(phone))
 
-	_, r := b.stepUp(laptop, auth.ActionRemovePasskey, 2)
-	mustOK(t, "step-up", r)
+	b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
 	mustOK(t, "remove phone", b.htmx(http.MethodPost, "/passkeys/2/remove", url.Values{}))
 	if r := other.get("/tools"); r.Code != http.StatusSeeOther {
 		t.Fatalf("a session of a removed passkey still works: %d", r.Code)
@@ -125,8 +121,7 @@ func TestAddPasskeyExcludesRegisteredOnes(t *testing.T) {
 	f := newFixture(t)
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
-	_, r := b.stepUp(a, auth.ActionAddPasskey, 0)
-	mustOK(t, "step-up", r)
+	b.mustStepUp(a, auth.One(auth.ActionAddPasskey, 0, ""))
 	var begin beginAnswer
 	mustOK(t, "begin", b.postJSON("/passkeys/add/begin", map[string]any{}, &begin))
 	if _, err := a.Create(begin.Options); err != authtest.ErrExcluded {

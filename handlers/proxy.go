@@ -13,10 +13,11 @@ type proxyKey struct{}
 
 // forwarded believes a reverse proxy's forwarding headers only when the request's direct peer
 // is one of trusted. Then r.RemoteAddr becomes the client's address (the nearest hop that is
-// not itself a trusted proxy, so a client cannot name itself by sending the header first), and
-// a forwarded https scheme is remembered for the security headers. From anyone else the headers
-// are ignored: they are just text a client can send. RFC 7239 Forwarded wins over
-// X-Forwarded-For and X-Forwarded-Proto when both are present.
+// not itself a trusted proxy, so a client cannot name itself by sending the header first), a
+// forwarded https scheme is remembered for the security headers, and a forwarded host becomes
+// r.Host (the Host the browser sent, for the check against the configured origins). From anyone
+// else the headers are ignored: they are just text a client can send. RFC 7239 Forwarded wins
+// over the X-Forwarded-* headers when both are present.
 func forwarded(trusted []netip.Prefix) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if len(trusted) == 0 {
@@ -28,10 +29,11 @@ func forwarded(trusted []netip.Prefix) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			hops, proto := forwardedHeader(r.Header.Values("Forwarded"))
+			hops, proto, host := forwardedHeader(r.Header.Values("Forwarded"))
 			if hops == nil {
 				hops = xForwardedFor(r.Header.Values("X-Forwarded-For"))
 				proto = lastValue(r.Header.Values("X-Forwarded-Proto"))
+				host = lastValue(r.Header.Values("X-Forwarded-Host"))
 			}
 			client := peer
 			// Walk from the nearest hop outwards; the first one that is not a trusted proxy is
@@ -48,6 +50,9 @@ func forwarded(trusted []netip.Prefix) func(http.Handler) http.Handler {
 			}
 			r2 := r.Clone(r.Context())
 			r2.RemoteAddr = netip.AddrPortFrom(client, 0).String()
+			if host != "" {
+				r2.Host = host
+			}
 			if strings.EqualFold(proto, "https") {
 				r2 = r2.WithContext(context.WithValue(r2.Context(), proxyKey{}, true))
 			}
@@ -67,8 +72,8 @@ func isHTTPS(r *http.Request) bool {
 }
 
 // forwardedHeader reads RFC 7239 Forwarded values: the for= of each element, in order, and the
-// proto= of the last element that has one. hops is nil when no element names a for=.
-func forwardedHeader(values []string) (hops []string, proto string) {
+// proto= and host= of the last element that has one. hops is nil when no element names a for=.
+func forwardedHeader(values []string) (hops []string, proto, host string) {
 	for _, v := range values {
 		for _, elem := range strings.Split(v, ",") {
 			for _, pair := range strings.Split(elem, ";") {
@@ -82,11 +87,13 @@ func forwardedHeader(values []string) (hops []string, proto string) {
 					hops = append(hops, val)
 				case "proto":
 					proto = val
+				case "host":
+					host = val
 				}
 			}
 		}
 	}
-	return hops, proto
+	return hops, proto, host
 }
 
 // xForwardedFor reads X-Forwarded-For values: a comma-separated list, client first.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"maven/views"
 )
@@ -67,7 +68,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // pageInfo returns the layout data for a page.
 func (s *server) pageInfo(r *http.Request, title, nav string) views.Page {
-	p := views.Page{Title: title, SignedIn: s.signedIn(r), Nav: nav, Locked: s.lock.Locked()}
+	p := views.Page{Title: title, SignedIn: s.signedIn(r), Nav: nav, Locked: s.vault.Locked()}
 	if p.SignedIn && s.vault.HasVault() && !s.vault.Locked() {
 		p.CanLock = true
 		used, err := s.vault.RecoveryUsed(r.Context())
@@ -83,4 +84,12 @@ func (s *server) pageInfo(r *http.Request, title, nav string) views.Page {
 func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json") ||
 		strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
+}
+
+// timeOf is t as every page shows a time: one format, to the minute, in the daemon's zone.
+func timeOf(t time.Time) views.Time {
+	if t.IsZero() {
+		return views.Time{}
+	}
+	return views.Time{Text: t.Local().Format("2 Jan 2006, 15:04"), ISO: t.UTC().Format(time.RFC3339)}
 }

@@ -13,49 +13,16 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/go-webauthn/webauthn/protocol"
+	"golang.org/x/time/rate"
 
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/vault"
 	"maven/views"
 )
-
-// LockState tells whether the daemon is locked (its secrets sealed).
-type LockState interface {
-	Locked() bool
-}
-
-// Auth is what the handlers need of the owner's passkeys and step-ups (*auth.Service). Session
-// ids are the opaque "sid" values the handlers keep in each browser session.
-type Auth interface {
-	HasPasskeys(ctx context.Context) (bool, error)
-	CheckSetupToken(ctx context.Context, token string) error
-	BeginSetup(ctx context.Context, sid, origin, token string) (*protocol.CredentialCreation, error)
-	BeginAddPasskey(ctx context.Context, sid, origin string, proof auth.StepUp) (*protocol.CredentialCreation, error)
-	FinishRegistration(ctx context.Context, sid string, resp *protocol.ParsedCredentialCreationData, name string) (auth.Passkey, error)
-	BeginLogin(ctx context.Context, sid, origin string) (*protocol.CredentialAssertion, error)
-	FinishLogin(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Passkey, error)
-	BeginStepUp(ctx context.Context, sid, origin string, action auth.Action, target int64) (*protocol.CredentialAssertion, error)
-	FinishStepUp(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.Action, int64, error)
-	// BeginUnlock and BeginEnroll begin assertions that evaluate PRF; their Finish verifies the
-	// assertion and returns the PRF output unchecked (only the vault can check it).
-	BeginUnlock(ctx context.Context, sid, origin string, inputs map[string][]byte) (*protocol.CredentialAssertion, error)
-	FinishUnlock(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error)
-	BeginEnroll(ctx context.Context, sid, origin string, passkeyID int64, input []byte) (*protocol.CredentialAssertion, error)
-	FinishEnroll(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error)
-	// Redeem spends a fresh grant; auth.ErrStepUpRequired if there is none.
-	Redeem(sid string, action auth.Action, target int64) (auth.StepUp, error)
-	EndSession(sid string)
-	Passkeys(ctx context.Context) ([]auth.Passkey, error)
-	// Passkey returns auth.ErrPasskeyNotFound if there is no such passkey.
-	Passkey(ctx context.Context, id int64) (auth.Passkey, error)
-	PasskeyExists(ctx context.Context, id int64) (bool, error)
-	RenamePasskey(ctx context.Context, id int64, name string) (auth.Passkey, error)
-	RemovePasskey(ctx context.Context, id int64, proof auth.StepUp) error
-}
 
 // Tools is what the handlers need of the allowlist (*allowlist.Service).
 type Tools interface {
@@ -63,7 +30,15 @@ type Tools interface {
 	Get(ctx context.Context, id int64) (allowlist.Tool, error)
 	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
 	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
+	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
+	// the proof says the owner was shown.
 	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
+	// EnableTools enables every row the proof names, as shown, in one transaction; a row that
+	// changed since is refused for itself alone (its Outcome says why).
+	EnableTools(ctx context.Context, proof auth.StepUp) ([]allowlist.Outcome, error)
+	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
+	// its audit trail does not say).
+	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
 	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
 }
 
@@ -88,18 +63,17 @@ type ServerWaker interface {
 	Wake(server string)
 }
 
-// Deps are what the handlers need from the app. Logger, Lock, Vault and Now may be left zero;
-// Servers is nil when no MCP manager runs.
+// Deps are what the handlers need from the app. Logger and Now may be left zero; Servers is nil
+// when no MCP manager runs.
 type Deps struct {
 	Logger *slog.Logger
-	// Vault is the daemon's lock state and sealed secrets; nil serves a daemon without a vault.
-	Vault Vault
-	// Lock is what /healthz and the lock redirects read; Vault when nil.
-	Lock     LockState
+	// Vault is the daemon's lock state and sealed secrets (it holds none until one is created).
+	Vault    *vault.Gate
 	Sessions *scs.SessionManager // from NewSessionManager
-	Auth     Auth
-	Tools    Tools
-	Servers  ServerStatuses
+	// Auth runs the passkey ceremonies and holds the step-up grants.
+	Auth    *auth.Service
+	Tools   Tools
+	Servers ServerStatuses
 	// Commands approves stdio servers' command lines, after which Wake starts them; nil shows
 	// none.
 	Commands ServerCommands
@@ -115,22 +89,29 @@ type Deps struct {
 	MetricsGauges MetricsGauges
 	Views         *views.Templates
 	Assets        *Assets
-	// Origins are the configured browser origins; cross-origin protection trusts them.
+	// Origins are the configured browser origins: pages and ceremonies answer only at their
+	// hosts, and cross-origin protection trusts them.
 	Origins []string
 	TLS     bool             // served over HTTPS: HSTS
 	Now     func() time.Time // the clock of session limits (time.Now)
 	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For / X-Forwarded-Proto
 	// headers are believed; from anyone else those headers are ignored.
 	TrustedProxies []netip.Prefix
+	// ConfigPath is the config file the daemon read, or would read (ConfigLoaded false: it does
+	// not exist and the defaults run); an empty /tools names it.
+	ConfigPath   string
+	ConfigLoaded bool
+	// SecretUsers maps each secret the config refers to onto the servers that use it
+	// (config.Config.SecretUsers); /secrets lists them, and which are missing.
+	SecretUsers map[string][]string
 }
 
 // server carries the dependencies of every handler.
 type server struct {
 	log      *slog.Logger
-	lock     LockState
-	vault    Vault
+	vault    *vault.Gate
 	sessions *scs.SessionManager
-	auth     Auth
+	auth     *auth.Service
 	tools    Tools
 	servers  ServerStatuses
 	commands ServerCommands
@@ -138,45 +119,56 @@ type server struct {
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
+	config   views.ConfigInfo
+	origins  []string
+	// secretUsers: secret name → the configured servers that refer to it.
+	secretUsers map[string][]string
+	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
+	// source; recovery codes in total too.
+	ceremoniesBySource *sourceLimits
+	recoveryBySource   *sourceLimits
+	recoveryTotal      *rate.Limiter
 }
 
 // Routes returns the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*, POST /voice (its own bearer token)
+//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
+//	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
 //	signed-in   /tools, /passkeys, /secrets, /step-up/*, /lock, and their actions
-//	step-up     enabling a tool, approving a stdio server's command line, adding or removing
-//	            a passkey, setting a secret, a new recovery code
+//	step-up     enabling a tool (or the several selected), approving a stdio server's command
+//	            line (or several), adding or removing a passkey, setting or deleting a secret, a
+//	            new recovery code
 //
-// Every state change is a POST, and every POST passes cross-origin protection.
+// Every state change is a POST, and every POST passes cross-origin protection. Anonymous
+// ceremony begins and recovery codes are rate-limited per source address.
 func Routes(d Deps) (http.Handler, error) {
-	if d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
-		return nil, errors.New("handlers: Sessions, Auth, Tools, Views and Assets are required")
+	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
+		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")
 	}
 	s := &server{
-		log: d.Logger, lock: d.Lock, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
+		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
+		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
+		secretUsers: d.SecretUsers,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.vault = d.Vault
-	if s.lock == nil && s.vault != nil {
-		s.lock = s.vault
-	}
-	if s.lock == nil {
-		s.lock = unlocked{}
-	}
-	if s.vault == nil {
-		s.vault = noVault{s.lock}
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.ceremoniesBySource = newSourceLimits(ceremonyBudget, maxSources, s.now)
+	s.recoveryBySource = newSourceLimits(recoveryBudget, maxSources, s.now)
+	s.recoveryTotal = recoveryTotal.limiter()
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
 	crossOrigin, err := s.crossOrigin(d.Origins)
+	if err != nil {
+		return nil, err
+	}
+	originHost, err := s.requireOriginHost(d.Origins)
 	if err != nil {
 		return nil, err
 	}
@@ -191,66 +183,72 @@ func Routes(d Deps) (http.Handler, error) {
 	}
 
 	// Public: no session.
-	r.Get("/healthz", healthz(s.lock))
+	r.Get("/healthz", healthz(s.vault))
 	r.Method(http.MethodGet, "/static/*", d.Assets)
 	r.Method(http.MethodHead, "/static/*", d.Assets)
 
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	if d.Voice != nil {
-		r.Post("/voice", voicePost(d.Voice, d.VoiceTokens, newRateLimiter(voiceRate, voiceBurst, time.Now)))
+		r.Post("/voice", s.handle(voicePost(d.Voice, d.VoiceTokens, s.log)))
 	}
 
 	r.Group(func(r chi.Router) {
-		// Session: cross-origin POSTs are refused before the session is even loaded.
-		r.Use(crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
-		r.NotFound(s.notFound)
-		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errMethod) })
+		// Browser-facing: a request at a host that is not a configured origin's, and a
+		// cross-origin POST, are refused before the session is even loaded.
+		r.Use(originHost, crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
+		r.NotFound(s.handle(s.notFound))
+		r.MethodNotAllowed(s.handle(func(http.ResponseWriter, *http.Request) error { return errMethod }))
 
 		// Reachable while locked: unlocking (which also signs the owner in), registering a
 		// passkey through a setup link (how a lost passkey is replaced), signing out, locking.
-		r.Get("/unlock", s.unlockPage)
-		r.Post("/unlock/begin", s.unlockBeginPost)
-		r.Post("/unlock/finish", s.unlockFinishPost)
-		r.Post("/unlock/recovery", s.unlockRecoveryPost)
-		r.Get("/setup", s.setupPage)
-		r.Post("/setup/begin", s.setupBeginPost)
-		r.Post("/setup/finish", s.setupFinishPost)
-		r.Post("/logout", s.logoutPost)
-		r.With(s.requireOwner(false)).Post("/lock", s.lockPost)
+		anonymous := s.limitBySource(s.ceremoniesBySource)
+		r.Get("/unlock", s.handle(s.unlockPage))
+		r.With(anonymous).Post("/unlock/begin", s.handle(s.unlockBeginPost))
+		r.Post("/unlock/finish", s.handle(s.unlockFinishPost))
+		r.Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
+		r.Get("/setup", s.handle(s.setupPage))
+		r.With(anonymous).Post("/setup/begin", s.handle(s.setupBeginPost))
+		r.Post("/setup/finish", s.handle(s.setupFinishPost))
+		r.Post("/logout", s.handle(s.logoutPost))
+		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
 
 		// Everything else waits for the unlock (DESIGN.md rule 19).
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireUnlocked)
-			r.Get("/", s.home)
-			r.Get("/login", s.loginPage)
-			r.Post("/login/begin", s.loginBeginPost)
-			r.Post("/login/finish", s.loginFinishPost)
+			r.Get("/", s.handle(s.home))
+			r.Get("/login", s.handle(s.loginPage))
+			r.With(anonymous).Post("/login/begin", s.handle(s.loginBeginPost))
+			r.Post("/login/finish", s.handle(s.loginFinishPost))
 
 			// Signed in; polling does not count as activity.
-			r.With(s.requireOwner(true)).Get("/tools/servers", s.serversCardGet)
+			r.With(s.requireOwner(true)).Get("/tools/servers", s.handle(s.serversCardGet))
 
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireOwner(false))
-				r.Get("/tools", s.toolsPage)
-				r.Post("/tools/{id}/disable", s.toolDisablePost)
-				r.Post("/step-up/begin", s.stepUpBeginPost)
-				r.Post("/step-up/finish", s.stepUpFinishPost)
-				r.Get("/passkeys", s.passkeysPage)
-				r.Post("/passkeys/add/finish", s.passkeyAddFinishPost)
-				r.Post("/passkeys/{id}/rename", s.passkeyRenamePost)
-				r.Post("/passkeys/{id}/enroll/begin", s.enrollBeginPost)
-				r.Post("/passkeys/enroll/finish", s.enrollFinishPost)
-				r.Get("/secrets", s.secretsPage)
-				r.Post("/secrets/delete", s.secretDeletePost)
+				r.Get("/tools", s.handle(s.toolsPage))
+				r.Post("/tools/{id}/disable", s.handle(s.toolDisablePost))
+				r.Post("/step-up/begin", s.handle(s.stepUpBeginPost))
+				r.Post("/step-up/finish", s.handle(s.stepUpFinishPost))
+				r.Get("/passkeys", s.handle(s.passkeysPage))
+				r.Post("/passkeys/add/finish", s.handle(s.passkeyAddFinishPost))
+				r.Post("/passkeys/{id}/rename", s.handle(s.passkeyRenamePost))
+				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
+				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
+				r.Get("/secrets", s.handle(s.secretsPage))
 
-				// Step-up: the handler runs only with a fresh grant for this very action.
-				r.With(s.requireStepUp(auth.ActionEnableTool)).Post("/tools/{id}/enable", s.toolEnablePost)
-				r.With(s.requireStepUp(auth.ActionAddServer)).Post("/servers/commands/{id}/approve", s.serverCommandApprovePost)
-				r.With(s.requireStepUp(auth.ActionAddPasskey)).Post("/passkeys/add/begin", s.passkeyAddBeginPost)
-				r.With(s.requireStepUp(auth.ActionRemovePasskey)).Post("/passkeys/{id}/remove", s.passkeyRemovePost)
-				r.With(s.requireStepUp(auth.ActionSetSecret)).Post("/secrets", s.secretSetPost)
-				r.With(s.requireStepUp(auth.ActionRotateRecovery)).Post("/secrets/recovery", s.recoveryRotatePost)
+				// Step-up: the handler runs only with a fresh grant for this very action. A row is
+				// approved as the page showed it; one that changed since is shown again, with
+				// what changed, before any passkey prompt.
+				r.With(s.toolAsShown, s.requireStepUp(asShown(auth.ActionEnableTool))).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
+				r.With(s.requireStepUp(toolsSelected)).Post("/tools/enable", s.handle(s.toolsEnablePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
+				r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
+				r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
+				r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
+				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 			})
 		})
 	})
@@ -258,29 +256,25 @@ func Routes(d Deps) (http.Handler, error) {
 }
 
 // home sends the browser where it belongs.
-func (s *server) home(w http.ResponseWriter, r *http.Request) {
+func (s *server) home(w http.ResponseWriter, r *http.Request) error {
 	if s.signedIn(r) {
 		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
+		return nil
 	}
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	return nil
 }
 
 // notFound sends the browser to /unlock while locked and a signed-out browser to /login, like
 // every other page, and tells a signed-in owner the page does not exist.
-func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
-	if s.lock.Locked() {
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) error {
+	if s.vault.Locked() {
 		s.toUnlock(w, r)
-		return
+		return nil
 	}
 	if !s.signedIn(r) {
 		s.toLogin(w, r)
-		return
+		return nil
 	}
-	s.fail(w, r, errNoPage)
+	return errNoPage
 }
-
-// unlocked is the LockState of a daemon without a vault.
-type unlocked struct{}
-
-func (unlocked) Locked() bool { return false }

@@ -94,3 +94,31 @@ func TestErrorsShowSafeMessages(t *testing.T) {
 		t.Fatal("internal error text reached the page")
 	}
 }
+
+// TestCookiesOverTLS: over HTTPS the ceremony cookie a sign-in begins with and the session
+// cookie it ends with are __Host- cookies: Secure, HttpOnly, Path=/, no Domain; the ceremony
+// cookie goes once the passkey signed the browser in.
+func TestCookiesOverTLS(t *testing.T) {
+	f := newFixture(t)
+	f.tls = true
+	f.boot()
+	a := authtest.New(testOrigin)
+	f.signUp(a)
+	b := f.browser()
+	var begin beginAnswer
+	mustOK(t, "login begin", b.postJSON("/login/begin", map[string]string{}, &begin))
+	hostOnly := func(c *http.Cookie) bool {
+		return c != nil && c.Secure && c.HttpOnly && c.Path == "/" && c.Domain == ""
+	}
+	if c := b.cookies["__Host-maven-ceremony"]; !hostOnly(c) || c.SameSite != http.SameSiteStrictMode || b.cookies["__Host-maven"] != nil {
+		t.Fatalf("after begin: ceremony cookie %+v, session cookie %+v", c, b.cookies["__Host-maven"])
+	}
+	cred, err := a.Get(begin.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, "login finish", b.postJSON("/login/finish", map[string]any{"credential": jsonRaw(cred)}, nil))
+	if c := b.cookies["__Host-maven"]; !hostOnly(c) || b.cookies["__Host-maven-ceremony"] != nil {
+		t.Fatalf("after sign-in: session cookie %+v, ceremony cookie %+v", c, b.cookies["__Host-maven-ceremony"])
+	}
+}

@@ -3,112 +3,209 @@ package handlers
 import (
 	"fmt"
 	"net/http"
-	"time"
+	"strings"
 
+	"maven/app/approval"
+	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/views"
 )
 
-// serversCardGet is the "MCP servers" card alone, which polls itself every two seconds.
-func (s *server) serversCardGet(w http.ResponseWriter, r *http.Request) {
+// serversCardGet is the "MCP servers" card alone, which polls itself every two seconds. The
+// poll carries what the tool list on the page was rendered from (seen); when the allowlist has
+// changed since, the answer also tells the list so (a notice it can act on), so that tools a
+// server proposes after the page loaded do not wait for a reload.
+func (s *server) serversCardGet(w http.ResponseWriter, r *http.Request) error {
 	card, err := s.serversCard(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
+	}
+	if seen := r.URL.Query().Get("seen"); seen != "" {
+		now, err := s.allowlistCounts(r)
+		if err != nil {
+			return err
+		}
+		card.News = toolsNews(seen, now)
 	}
 	s.renderPartial(w, r, http.StatusOK, views.PartialServers, card)
+	return nil
 }
 
 // serverCommandApprovePost approves a stdio server's command line and wakes its supervisor,
 // which starts it. requireStepUp has already spent the session's grant for exactly this command
 // line; without it this handler never runs.
-func (s *server) serverCommandApprovePost(w http.ResponseWriter, r *http.Request) {
+func (s *server) serverCommandApprovePost(w http.ResponseWriter, r *http.Request) error {
 	id, err := idParam(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	if s.commands == nil {
-		s.fail(w, r, errNoPage)
-		return
+	if err := s.approveCommands(r, []int64{id}); err != nil {
+		return err
 	}
-	server, err := s.commands.Approve(r.Context(), id, proofFrom(r.Context()))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.log.Info("stdio command line approved", "server", server, "command_id", id)
-	if s.waker != nil {
-		s.waker.Wake(server)
-	}
-	if !isHTMX(r) {
-		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
-	}
-	card, err := s.serversCard(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.renderPartial(w, r, http.StatusOK, views.PartialServers, card)
+	return s.swapOrRedirect(w, r, "/tools", views.PartialServers, func() (any, error) { return s.serversCard(r) })
 }
 
-// serversCard is the view of every server's status and of the command lines that wait for the
-// owner's approval. Names, targets, command lines and errors are shown as text: html/template
-// escapes whatever a server or the config holds.
+// serverCommandsApprovePost approves the command lines the owner selected (form field
+// "command", repeated) with the one step-up requireStepUp spent for all of them, and starts
+// their servers.
+func (s *server) serverCommandsApprovePost(w http.ResponseWriter, r *http.Request) error {
+	approval := proofFrom(r.Context()).Approval()
+	ids := make([]int64, 0, len(approval.Items))
+	for _, it := range approval.Items {
+		ids = append(ids, it.Target)
+	}
+	if err := s.approveCommands(r, ids); err != nil {
+		return err
+	}
+	return s.swapOrRedirect(w, r, "/tools", views.PartialServers, func() (any, error) { return s.serversCard(r) })
+}
+
+// approveCommands approves each command line with the request's proof and wakes its server.
+// Each approval stands on its own: one that fails stops the rest, and those before it stay
+// approved (and their servers start), as if approved one by one.
+func (s *server) approveCommands(r *http.Request, ids []int64) error {
+	if s.commands == nil {
+		return errNoPage
+	}
+	for _, id := range ids {
+		server, err := s.commands.Approve(r.Context(), id, proofFrom(r.Context()))
+		if err != nil {
+			return err
+		}
+		s.log.Info("stdio command line approved", "server", server, "command_id", id)
+		if s.waker != nil {
+			s.waker.Wake(server)
+		}
+	}
+	return nil
+}
+
+// commandsSelected approves adding the servers of the command lines the owner selected (form
+// field "command", repeated): one step-up names every one of them.
+func commandsSelected(w http.ResponseWriter, r *http.Request) (auth.Approval, error) {
+	if err := readForm(w, r, maxJSONBody); err != nil {
+		return auth.Approval{}, err
+	}
+	return selected(auth.ActionAddServer, r.PostForm["command"], false)
+}
+
+// serversCard is the view of every server's status, with the command lines that wait for the
+// owner's approval beside their servers. Names, targets, command lines and errors are shown as
+// text: html/template escapes whatever a server or the config holds.
 func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
 	if s.servers == nil {
 		return views.ServersCard{}, nil
 	}
-	now := s.now()
 	statuses := s.servers.Status()
-	card := views.ServersCard{Poll: true, Servers: make([]views.ServerRow, 0, len(statuses))}
-	// Only the command lines a supervisor is held back by right now: a pending row of a server
-	// since removed from the config, or whose config went back to an approved command line, is
-	// no longer what would start.
-	waiting := map[string]bool{}
-	for _, st := range statuses {
-		if st.State == mcp.StateAwaitingApproval {
-			waiting[st.Name] = true
-		}
+	card := views.ServersCard{Servers: make([]views.ServerRow, 0, len(statuses))}
+	pending, err := s.pendingByServer(r, statuses)
+	if err != nil {
+		return views.ServersCard{}, err
 	}
-	if s.commands != nil && len(waiting) > 0 {
-		pending, err := s.commands.Pending(r.Context())
-		if err != nil {
-			return views.ServersCard{}, err
-		}
-		for _, p := range pending {
-			if waiting[p.Server] {
-				card.Pending = append(card.Pending, views.PendingCommand{
-					ID: p.ID, Server: p.Server, Display: p.Display, SeenAt: formatTime(p.SeenAt),
-				})
-			}
-		}
-	}
-	// A poll would replace the Approve button while its passkey prompt is open, and the step-up
-	// retries the button it started from; the card polls again once nothing waits.
-	card.Poll = len(card.Pending) == 0
+	tally := map[string]int{}
+	var order []string
 	for _, st := range statuses {
-		row := views.ServerRow{
-			Name: st.Name, Transport: st.Transport, Target: st.Target, State: string(st.State),
-			StateLabel: serverStateLabel(st.State), LastError: text(st.LastError), Tools: st.Tools,
-			Trust: st.Trust, TrustText: st.TrustText, Since: relativeTime(now, st.Since),
-			Trouble: st.State == mcp.StateBackoff || st.State == mcp.StateFailed || st.State == mcp.StateLocked,
+		p, waits := pending[st.Name]
+		row := s.serverRow(st)
+		if waits {
+			row.Pending = &p
+			card.Waiting++
 		}
-		if !st.Since.IsZero() {
-			row.SinceISO = st.Since.UTC().Format(time.RFC3339)
+		if tally[row.StateLabel] == 0 {
+			order = append(order, row.StateLabel)
 		}
+		tally[row.StateLabel]++
 		card.Servers = append(card.Servers, row)
+	}
+	for _, label := range order {
+		card.Summary = append(card.Summary, fmt.Sprintf("%d %s", tally[label], label))
 	}
 	return card, nil
 }
 
+// pendingByServer returns, per server, the command line its supervisor is held back by right
+// now: a pending row of a server since removed from the config, or whose config went back to
+// an approved command line, is no longer what would start.
+func (s *server) pendingByServer(r *http.Request, statuses []mcp.ServerStatus) (map[string]views.PendingCommand, error) {
+	out := map[string]views.PendingCommand{}
+	if s.commands == nil {
+		return out, nil
+	}
+	held := map[string]bool{}
+	for _, st := range statuses {
+		if st.State == mcp.StateAwaitingApproval {
+			held[st.Name] = true
+		}
+	}
+	if len(held) == 0 {
+		return out, nil
+	}
+	pending, err := s.commands.Pending(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pending {
+		if held[p.Server] {
+			out[p.Server] = pendingView(p)
+		}
+	}
+	return out, nil
+}
+
+func pendingView(p approval.PendingCommand) views.PendingCommand {
+	v := views.PendingCommand{ID: p.ID, Server: p.Server, Display: p.Display, Seen: timeOf(p.SeenAt)}
+	if p.Approved != "" && p.Approved != p.Display {
+		v.Changed = true
+		v.Lines = lineDiff(p.Approved, p.Display)
+	}
+	return v
+}
+
+// stateNeedsAuth is the state of DESIGN.md rule 14 that mcp does not report yet; the others are
+// mcp's constants.
+const stateNeedsAuth mcp.State = "needs-auth"
+
+// serverRow is the view of one server. A healthy server is one line; a server that wants the
+// owner (to approve it, sign in to it, give it a secret) says so calmly, with what to do; only a
+// failure is shown as trouble, with its last error.
+func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
+	state := st.State
+	row := views.ServerRow{
+		Name: st.Name, Transport: st.Transport, Target: st.Target, State: string(state),
+		StateLabel: serverStateLabel(state), Tools: st.Tools, Trust: st.Trust, TrustText: st.TrustText,
+		TrustShort: trustShort(st.Trust), Since: timeOf(st.Since), Tone: "calm",
+	}
+	switch state {
+	case mcp.StateConnected:
+		row.Tone = "ok"
+	case mcp.StateBackoff, mcp.StateFailed:
+		row.Tone, row.Open = "trouble", true
+		row.LastError = text(st.LastError)
+	case mcp.StateAwaitingApproval:
+		row.Action, row.Open = "Check its command line below, then approve it to start it.", true
+	case stateNeedsAuth:
+		row.Action, row.Open = "It wants you to sign in to it before Maven can use it.", true
+	case mcp.StateLocked:
+		row.Open = true
+		if s.vault.Locked() {
+			row.Action, row.ActionURL, row.ActionLabel = "It needs a secret, which stays sealed until you unlock Maven.", "/unlock", "Unlock"
+		} else {
+			row.Action, row.ActionURL, row.ActionLabel = "It needs a secret that is not set.", "/secrets", "Set it on Secrets"
+		}
+	}
+	return row
+}
+
+// serverStateLabel names a state in words; a state it does not know reads as its name, so a new
+// state needs only a label here to show well.
 func serverStateLabel(st mcp.State) string {
 	switch st {
 	case mcp.StateLocked:
-		return "locked: needs a secret"
+		return "locked"
 	case mcp.StateAwaitingApproval:
 		return "awaiting your approval"
+	case stateNeedsAuth:
+		return "needs you to sign in"
 	case mcp.StateConnecting:
 		return "connecting"
 	case mcp.StateConnected:
@@ -120,38 +217,59 @@ func serverStateLabel(st mcp.State) string {
 	case mcp.StateDisabled:
 		return "disabled"
 	}
-	return string(st)
+	return strings.ReplaceAll(string(st), "-", " ")
 }
 
-// relativeTime says how long ago t was, in the words a person uses.
-func relativeTime(now, t time.Time) string {
-	if t.IsZero() {
-		return "—"
+// trustShort is the trust level in a few words, for the server's one line; the card's details
+// spell it out (DESIGN.md rule 14).
+func trustShort(trust string) string {
+	switch trust {
+	case mcp.TrustLocalProcess:
+		return "local process, full access"
+	case mcp.TrustLoopback:
+		return "service on this machine"
+	case mcp.TrustRemoteTLS:
+		return "remote, TLS"
+	case mcp.TrustRemotePlaintext:
+		return "remote, plain HTTP"
 	}
-	d := now.Sub(t)
-	plural := func(n int, unit string) string {
-		if n == 1 {
-			return "1 " + unit + " ago"
+	return trust
+}
+
+// lineDiff shows how a command line changed, line by line (the command and its arguments, then
+// each environment variable, then the working directory): unchanged lines once, removed lines
+// as "was", added ones as "now", in order (a longest common subsequence; a command line has a
+// handful of lines).
+func lineDiff(before, after string) []views.DiffLine {
+	a, b := strings.Split(before, "\n"), strings.Split(after, "\n")
+	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
 		}
-		return fmt.Sprintf("%d %ss ago", n, unit)
 	}
-	switch {
-	case d < 10*time.Second:
-		return "just now"
-	case d < time.Minute:
-		return plural(int(d/time.Second), "second")
-	case d < time.Hour:
-		return plural(int(d/time.Minute), "minute")
-	case d < 48*time.Hour:
-		return plural(int(d/time.Hour), "hour")
+	var out []views.DiffLine
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out = append(out, views.DiffLine{Kind: "same", Text: b[j]})
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, views.DiffLine{Kind: "was", Text: a[i]})
+			i++
+		default:
+			out = append(out, views.DiffLine{Kind: "now", Text: b[j]})
+			j++
+		}
 	}
-	return plural(int(d/(24*time.Hour)), "day")
-}
-
-// formatTime shows a time in the daemon's zone, to the minute.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Local().Format("2 Jan 2006 15:04")
+	return out
 }

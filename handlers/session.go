@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -21,6 +22,10 @@ const (
 const (
 	cookieName    = "maven_session"
 	cookieNameTLS = "__Host-maven"
+	// The ceremony cookie names the sign-in, unlock or setup a browser has begun (see
+	// ceremonyID).
+	ceremonyCookieName    = "maven_ceremony"
+	ceremonyCookieNameTLS = "__Host-maven-ceremony"
 )
 
 // Session keys.
@@ -30,7 +35,7 @@ const (
 	keyAuthTime = "auth_time" // unix seconds of the sign-in
 	keyDeadline = "deadline"  // unix seconds after which the sign-in is void, whatever happens
 	keyLastSeen = "last_seen" // unix seconds of the last request the owner made (polls excluded)
-	keyEpoch    = "epoch"     // the vault's epoch at sign-in; a lock since then voids the session
+	keyEpoch    = "epoch"     // the epoch at sign-in (see epoch); a session of another is void
 )
 
 // NewSessionManager returns the scs session manager with Maven's settings over store (the
@@ -72,22 +77,66 @@ func ownerFrom(ctx context.Context) owner {
 	return o
 }
 
-// newSID returns a fresh random session id for the auth service.
+// newSID returns a fresh random session id for the auth service: sidLen characters of
+// base32Alphabet.
 func newSID() string { return rand.Text() + rand.Text() }
 
-// sessionID returns the session's id for the auth service, creating one if needed.
-func (s *server) sessionID(ctx context.Context) string {
-	sid := s.sessions.GetString(ctx, keySID)
-	if sid == "" {
-		sid = newSID()
-		s.sessions.Put(ctx, keySID, sid)
+// sidLen is the length of newSID's ids (rand.Text gives 26 characters).
+const sidLen = 2 * 26
+
+// ceremonyID returns the id naming to auth the ceremonies anyone can begin (sign-in, unlock,
+// setup), setting a new random one in the browser's ceremony cookie when it has none. It is not
+// the session: nothing is written to the session store until a passkey has proved the owner, so
+// anonymous requests store nothing in the database, and what they hold in memory auth bounds.
+func (s *server) ceremonyID(w http.ResponseWriter, r *http.Request) string {
+	if id := ceremonyIDOf(r); id != "" {
+		return id
 	}
-	return sid
+	id := newSID()
+	http.SetCookie(w, s.ceremonyCookie(id, 0))
+	return id
 }
 
-// signIn makes the session the owner's: a new token (the pre-sign-in cookie becomes useless), a
-// new id (whatever the old one held is forgotten), and the sign-in time and deadline.
-func (s *server) signIn(ctx context.Context, passkey int64) error {
+// ceremonyIDOf reads the browser's ceremony id; "" when it has none (auth then finds no
+// ceremony) or the cookie is not one Maven set.
+func ceremonyIDOf(r *http.Request) string {
+	for _, name := range []string{ceremonyCookieNameTLS, ceremonyCookieName} {
+		if c, err := r.Cookie(name); err == nil && len(c.Value) == sidLen && strings.Trim(c.Value, base32Alphabet) == "" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// base32Alphabet is the alphabet of rand.Text, which newSID uses.
+const base32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+// endCeremonies forgets the browser's anonymous ceremonies once a passkey signed it in: auth
+// drops what it held for the id, and the cookie is cleared.
+func (s *server) endCeremonies(w http.ResponseWriter, r *http.Request) {
+	if id := ceremonyIDOf(r); id != "" {
+		s.auth.EndSession(id)
+		http.SetCookie(w, s.ceremonyCookie("", -1))
+	}
+}
+
+// ceremonyCookie is the ceremony cookie holding id, with the session cookie's attributes; it
+// lasts as long as the browser session (maxAge 0) or is deleted (maxAge -1).
+func (s *server) ceremonyCookie(id string, maxAge int) *http.Cookie {
+	c := &http.Cookie{Name: ceremonyCookieName, Value: id, Path: "/", MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.sessions.Cookie.Secure}
+	if c.Secure {
+		c.Name = ceremonyCookieNameTLS
+	}
+	return c
+}
+
+// signIn makes the session the owner's after a passkey proved them: a new token (the
+// pre-sign-in cookie becomes useless), a new id (whatever an old one held is forgotten), the
+// sign-in time and deadline, and the epoch it belongs to. The browser's anonymous ceremonies
+// end.
+func (s *server) signIn(w http.ResponseWriter, r *http.Request, passkey int64) error {
+	ctx := r.Context()
 	old := s.sessions.GetString(ctx, keySID)
 	if err := s.sessions.RenewToken(ctx); err != nil {
 		return err
@@ -95,13 +144,14 @@ func (s *server) signIn(ctx context.Context, passkey int64) error {
 	if old != "" {
 		s.auth.EndSession(old)
 	}
+	s.endCeremonies(w, r)
 	now := s.now()
 	s.sessions.Put(ctx, keySID, newSID())
 	s.sessions.Put(ctx, keyPasskey, passkey)
 	s.sessions.Put(ctx, keyAuthTime, now.Unix())
 	s.sessions.Put(ctx, keyDeadline, now.Add(SessionLifetime).Unix())
 	s.sessions.Put(ctx, keyLastSeen, now.Unix())
-	s.sessions.Put(ctx, keyEpoch, s.vault.Epoch())
+	s.sessions.Put(ctx, keyEpoch, s.epoch())
 	return nil
 }
 
@@ -112,6 +162,18 @@ func (s *server) endSession(ctx context.Context) error {
 		s.auth.EndSession(sid)
 	}
 	return s.sessions.Destroy(ctx)
+}
+
+// epoch names the era a session belongs to: it changes at every start of the daemon, every lock,
+// and every passkey added or removed (auth's and the vault's epochs), and each change ends every
+// session signed in before it (DESIGN.md rule 23). The session that made a change to the
+// passkeys is signed in again under the new epoch (reissue).
+func (s *server) epoch() string { return s.auth.Epoch() + "/" + s.vault.Epoch() }
+
+// reissue carries the signed-in session over into the current epoch after it changed the
+// passkeys itself: a fresh token and id, like a sign-in by the same passkey.
+func (s *server) reissue(w http.ResponseWriter, r *http.Request) error {
+	return s.signIn(w, r, ownerFrom(r.Context()).passkey)
 }
 
 // sessionState says whether the session is signed in and still within its limits.
@@ -133,8 +195,7 @@ func (s *server) sessionState(ctx context.Context) sessionState {
 	if now >= deadline || now-last >= int64(SessionIdleTimeout/time.Second) {
 		return signedInExpired
 	}
-	// Locking signs every session out, and so does a restart of a daemon with a vault.
-	if s.sessions.GetString(ctx, keyEpoch) != s.vault.Epoch() {
+	if s.sessions.GetString(ctx, keyEpoch) != s.epoch() {
 		return signedInExpired
 	}
 	return signedInFresh

@@ -2,10 +2,12 @@ package handlers_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"maven/app/auth"
 	"maven/app/auth/authtest"
 )
 
@@ -243,5 +245,63 @@ func TestSignedOutPagesRedirectToLogin(t *testing.T) {
 	}
 	if r := b.postJSON("/step-up/begin", map[string]any{"action": "enable_tool", "id": 1}, nil); r.Code != http.StatusUnauthorized {
 		t.Errorf("step-up begin signed out: %d", r.Code)
+	}
+}
+
+// TestEverySessionEndsOnRestartLockAndPasskeyChange (AUTH.md item 13): a restart — with no
+// vault too — ends every session; so does a lock; so does a passkey added or removed, except
+// for the session that made the change, which goes on under a new token.
+func TestEverySessionEndsOnRestartLockAndPasskeyChange(t *testing.T) {
+	signedIn := func(b *browser) bool { return b.get("/tools").Code == http.StatusOK }
+	t.Run("restart without a vault", func(t *testing.T) {
+		f := newFixture(t)
+		a := authtest.New(testOrigin)
+		b := f.signUp(a)
+		f.boot()
+		if signedIn(b) {
+			t.Fatal("a session survived a restart of a daemon without a vault")
+		}
+		mustOK(t, "sign in again", b.login(a))
+		if !signedIn(b) {
+			t.Fatal("signing in again after the restart did not work")
+		}
+	})
+	t.Run("lock", func(t *testing.T) {
+		f := newVaultFixture(t, "")
+		a := authtest.New(testOrigin)
+		b, _ := f.setUp(a)
+		other := f.browser()
+		mustOK(t, "login", other.login(a))
+		f.gate.Lock()
+		if signedIn(b) || signedIn(other) {
+			t.Fatal("a session survived a lock")
+		}
+	})
+	for _, change := range []string{"added", "removed"} {
+		t.Run("passkey "+change, func(t *testing.T) {
+			f := newFixture(t)
+			laptop, phone, spare := authtest.New(testOrigin), authtest.New(testOrigin), authtest.New(testOrigin)
+			b := f.signUp(laptop)
+			b.addPasskey(laptop, phone, "Phone")
+			other := f.browser()
+			mustOK(t, "login on the phone", other.login(phone))
+			cookie := b.cookies["maven_session"].Value
+			switch change {
+			case "added":
+				b.addPasskey(laptop, spare, "Spare")
+			case "removed":
+				b.addPasskey(laptop, spare, "Spare")
+				mustOK(t, "login on the phone again", other.login(phone))
+				cookie = b.cookies["maven_session"].Value
+				b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 3, ""))
+				mustOK(t, "remove the spare", b.htmx(http.MethodPost, "/passkeys/3/remove", url.Values{}))
+			}
+			if signedIn(other) {
+				t.Fatalf("another session survived a passkey %s", change)
+			}
+			if !signedIn(b) || b.cookies["maven_session"].Value == cookie {
+				t.Fatalf("the session that %s the passkey did not go on under a new token", change)
+			}
+		})
 	}
 }

@@ -1,88 +1,139 @@
 package handlers
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"maven/app/auth"
 )
 
-// stepUpBeginPost begins a step-up for the action and target maven.js names (the ones the 403
-// that asked for it named). The prompt tells the owner what the passkey gesture will allow.
-func (s *server) stepUpBeginPost(w http.ResponseWriter, r *http.Request) {
-	var body stepUpDetail
-	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
+// stepUpBeginPost begins a step-up for the approval maven.js names (the one the 403 that asked
+// for it named: an action and its items, each with the fingerprint the page showed). The
+// prompt tells the owner what the passkey gesture will approve.
+func (s *server) stepUpBeginPost(w http.ResponseWriter, r *http.Request) error {
+	var approval auth.Approval
+	if err := readJSON(w, r, &approval); err != nil {
+		return err
+	}
+	if err := approval.Validate(); err != nil {
+		return err
 	}
 	ctx := r.Context()
-	prompt, err := s.stepUpPrompt(r, body)
+	prompt, err := s.stepUpPrompt(ctx, approval)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	assertion, err := s.auth.BeginStepUp(ctx, ownerFrom(ctx).sid, origin(r), body.Action, body.ID)
+	opts, err := s.auth.BeginStepUp(ctx, ownerFrom(ctx).sid, origin(r), approval)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"options": assertion, "prompt": prompt})
+	writeJSON(w, http.StatusOK, ceremonyStart{Options: opts, Prompt: prompt})
+	return nil
 }
 
-// stepUpPrompt says what a step-up is for, naming the tool or passkey, and fails for a target
-// that does not exist.
-func (s *server) stepUpPrompt(r *http.Request, d stepUpDetail) (string, error) {
-	switch d.Action {
+// stepUpPrompt says what a step-up approves, naming each tool, passkey or server and the
+// fingerprint the page showed, and fails for a target that does not exist.
+func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, error) {
+	var names []string
+	for _, it := range a.Items {
+		name, err := s.targetName(ctx, a.Action, it)
+		if err != nil {
+			return "", err
+		}
+		names = append(names, name)
+	}
+	list := strings.Join(names, ", ")
+	switch a.Action {
 	case auth.ActionEnableTool:
-		t, err := s.tools.Get(r.Context(), d.ID)
-		if err != nil {
-			return "", err
+		if len(names) == 1 {
+			return fmt.Sprintf("Confirm with your passkey to enable %s exactly as this page shows it.", list), nil
 		}
-		return fmt.Sprintf("Confirm with your passkey to enable “%s”.", t.Name), nil
+		return fmt.Sprintf("Confirm with your passkey to enable these %d tools exactly as this page shows them: %s.", len(names), list), nil
 	case auth.ActionRemovePasskey:
-		p, err := s.auth.Passkey(r.Context(), d.ID)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Confirm with your passkey to remove the passkey “%s”.", p.Name), nil
+		return fmt.Sprintf("Confirm with your passkey to remove the passkey %s.", list), nil
 	case auth.ActionAddServer:
-		if s.commands == nil {
-			return "", errNoPage
-		}
-		c, err := s.commands.Command(r.Context(), d.ID)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Confirm with your passkey to start the MCP server “%s” with the command line shown.", c.Server), nil
+		return fmt.Sprintf("Confirm with your passkey to start the MCP server %s with the command line shown.", list), nil
 	case auth.ActionAddPasskey:
 		return "Confirm with a passkey you already have, then register the new one.", nil
 	case auth.ActionSetSecret:
 		return "Confirm with your passkey to set the secret.", nil
+	case auth.ActionDeleteSecret:
+		return fmt.Sprintf("Confirm with your passkey to delete the secret %s.%s", list, s.stopping(a)), nil
 	case auth.ActionRotateRecovery:
 		return "Confirm with your passkey to make a new recovery code. The old one stops working.", nil
 	}
-	return "", fmt.Errorf("%w: %q", auth.ErrUnknownAction, d.Action)
+	return "", fmt.Errorf("%w: %q", auth.ErrUnknownAction, a.Action)
 }
 
-// stepUpFinishPost verifies the step-up. The session then holds a grant for exactly the action
-// and target it was begun for, and gets a new token.
-func (s *server) stepUpFinishPost(w http.ResponseWriter, r *http.Request) {
-	var body finishBody
-	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
+// targetName names one item of a step-up for its prompt: a tool with the fingerprint the page
+// showed, a passkey, a server; "" for actions on nothing in particular.
+func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Item) (string, error) {
+	switch action {
+	case auth.ActionEnableTool:
+		t, err := s.tools.Get(ctx, it.Target)
+		if err != nil {
+			return "", err
+		}
+		where := "a local command"
+		if t.IsMCP() {
+			where = fmt.Sprintf("from MCP server “%s”", t.Server())
+		}
+		return fmt.Sprintf("“%s” (%s, fingerprint %s)", t.Name, where, shortDigest(it.Digest)), nil
+	case auth.ActionRemovePasskey:
+		p, err := s.auth.Passkey(ctx, it.Target)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("“%s”", p.Name), nil
+	case auth.ActionAddServer:
+		if s.commands == nil {
+			return "", errNoPage
+		}
+		c, err := s.commands.Command(ctx, it.Target)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("“%s”", c.Server), nil
+	case auth.ActionDeleteSecret:
+		return fmt.Sprintf("“%s”", it.Digest), nil
 	}
+	return "", nil
+}
+
+// stopping says which servers stop when the secrets a deletion names are gone.
+func (s *server) stopping(a auth.Approval) string {
+	var servers []string
+	for _, it := range a.Items {
+		servers = append(servers, s.secretUsers[it.Digest]...)
+	}
+	if len(servers) == 0 {
+		return ""
+	}
+	return " These servers stop until it is set again: " + strings.Join(servers, ", ") + "."
+}
+
+// shortDigest is the start of a fingerprint, enough for a person to compare.
+func shortDigest(d string) string {
+	const keep = len("sha256:") + 12
+	if len(d) <= keep {
+		return d
+	}
+	return d[:keep] + "…"
+}
+
+// stepUpFinishPost verifies the step-up. The session then holds a grant for exactly the
+// approval it was begun for, and gets a new token.
+func (s *server) stepUpFinishPost(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	resp, perr := parseAssertion(body.Credential)
-	action, target, err := s.auth.FinishStepUp(ctx, ownerFrom(ctx).sid, resp)
+	approval, err := finishAssertion(w, r, ownerFrom(ctx).sid, s.auth.FinishStepUp)
 	if err != nil {
-		s.fail(w, r, errors.Join(err, perr))
-		return
+		return err
 	}
 	if err := s.sessions.RenewToken(ctx); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "action": action, "id": target})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "approved": approval})
+	return nil
 }

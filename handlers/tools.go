@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"maven/app/allowlist"
 	"maven/app/mcp"
@@ -36,98 +36,222 @@ func stateLabel(st allowlist.State) string {
 	return string(st)
 }
 
-// toolsPage is GET /tools: the whole page, or only the list when the search box or the pager
-// asks (htmx).
-func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
+// toolsView is what one view of /tools shows: the search text, the state filter and the page.
+type toolsView struct {
+	q     string
+	state allowlist.State // "" for every state
+	page  int
+}
+
+// viewFrom reads a view from a query string; an unknown state shows every state.
+func viewFrom(v url.Values) toolsView {
+	q := strings.TrimSpace(v.Get("q"))
 	if len(q) > maxQueryLen {
 		q = q[:maxQueryLen]
 	}
-	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	list, err := s.toolList(r, q, page)
+	view := toolsView{q: q}
+	if st := allowlist.State(v.Get("state")); slices.Contains(allowlist.States(), st) {
+		view.state = st
+	}
+	view.page, _ = strconv.Atoi(v.Get("page"))
+	return view
+}
+
+// viewOfPage is the view of /tools an htmx action came from (its HX-Current-URL), so that its
+// answer fits the page the owner is looking at; every state when it does not say.
+func viewOfPage(r *http.Request) toolsView {
+	u, err := url.Parse(r.Header.Get(hxCurrentURL))
+	if err != nil || u.Path != "/tools" {
+		return toolsView{}
+	}
+	return viewFrom(u.Query())
+}
+
+// url is the address of the view at page (0: no page number).
+func (v toolsView) url(page int) string {
+	q := url.Values{}
+	if v.q != "" {
+		q.Set("q", v.q)
+	}
+	if v.state != "" {
+		q.Set("state", string(v.state))
+	}
+	if page > 0 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	if len(q) == 0 {
+		return "/tools"
+	}
+	return "/tools?" + q.Encode()
+}
+
+// shows reports whether a row in state st belongs in the view.
+func (v toolsView) shows(st allowlist.State) bool { return v.state == "" || v.state == st }
+
+// toolsPage is GET /tools: the whole page, or only the list when the search box, a filter or
+// the pager asks (htmx).
+func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.toolList(r, viewFrom(r.URL.Query()))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if isPartial(r) {
 		s.renderPartial(w, r, http.StatusOK, views.PartialToolList, list)
-		return
+		return nil
 	}
 	servers, err := s.serversCard(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.renderPage(w, r, http.StatusOK, views.PageTools, views.ToolsPage{
 		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: servers,
 	})
+	return nil
 }
 
-// toolList builds one page of the rows matching q, grouped by state, with the counts.
-func (s *server) toolList(r *http.Request, q string, page int) (views.ToolList, error) {
+// toolList builds one page of a view, its rows grouped by server, with the state filters and
+// their counts.
+func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, error) {
 	ctx := r.Context()
-	counts, err := s.tools.CountByState(ctx, allowlist.Filter{Query: q})
+	filters, counts, err := s.stateFilters(r, view)
 	if err != nil {
 		return views.ToolList{}, err
 	}
-	list := views.ToolList{Query: q}
-	for _, st := range allowlist.States() {
-		list.Counts = append(list.Counts, views.StateCount{State: string(st), Label: stateLabel(st), Count: counts[st]})
-		list.Total += counts[st]
+	list := views.ToolList{Query: view.q, State: string(view.state), Filters: filters}
+	filter := allowlist.Filter{Query: view.q, Order: allowlist.OrderByServer}
+	if view.state != "" {
+		filter.States = []allowlist.State{view.state}
+		list.Total = counts[view.state]
+	} else {
+		for _, n := range counts {
+			list.Total += n
+		}
 	}
 	pages := max(1, (list.Total+toolsPerPage-1)/toolsPerPage)
-	page = min(max(page, 1), pages)
-	offset := (page - 1) * toolsPerPage
-	rows, err := s.tools.List(ctx, allowlist.Filter{
-		Query: q, Order: allowlist.OrderByState, Limit: toolsPerPage, Offset: offset,
-	})
+	page := min(max(view.page, 1), pages)
+	filter.Limit, filter.Offset = toolsPerPage, (page-1)*toolsPerPage
+	rows, err := s.tools.List(ctx, filter)
 	if err != nil {
 		return views.ToolList{}, err
 	}
 	for _, t := range rows {
-		st := t.State
-		if n := len(list.Groups); n == 0 || list.Groups[n-1].State != string(st) {
-			list.Groups = append(list.Groups, views.ToolGroup{State: string(st), Label: stateLabel(st), Count: counts[st]})
+		title := groupTitle(t)
+		if n := len(list.Groups); n == 0 || list.Groups[n-1].Title != title {
+			list.Groups = append(list.Groups, views.ToolGroup{Title: title})
 		}
 		g := &list.Groups[len(list.Groups)-1]
-		g.Rows = append(g.Rows, s.toolRow(t))
+		row := s.toolRow(t)
+		list.Selectable = list.Selectable || row.CanEnable
+		g.Rows = append(g.Rows, row)
 	}
-	list.Pager = views.Pager{Page: page, Pages: pages, From: offset + 1, To: offset + len(rows)}
-	list.RefreshURL = toolsURL(q, page)
+	list.Pager = views.Pager{Page: page, Pages: pages, From: filter.Offset + 1, To: filter.Offset + len(rows)}
+	list.RefreshURL = view.url(page)
 	if page > 1 {
-		list.Pager.PrevURL = toolsURL(q, page-1)
+		list.Pager.PrevURL = view.url(page - 1)
 	}
 	if page < pages {
-		list.Pager.NextURL = toolsURL(q, page+1)
+		list.Pager.NextURL = view.url(page + 1)
 	}
+	all, err := s.allowlistCounts(r)
+	if err != nil {
+		return views.ToolList{}, err
+	}
+	list.Seen = countsKey(all)
 	switch {
-	case q != "":
-		list.Empty = fmt.Sprintf("No tool matches “%s”.", q)
+	case view.q != "":
+		list.Empty = fmt.Sprintf("No tool matches “%s”.", view.q)
+	case view.state != "" && list.Total == 0 && countsTotal(all) > 0:
+		list.Empty = fmt.Sprintf("No tool is %s.", strings.ToLower(stateLabel(view.state)))
 	default:
-		list.Empty = "No tools yet. Local commands come from the config file; MCP servers propose theirs once they connect."
+		list.Empty = "No tools yet."
+		start := s.config
+		if s.servers != nil {
+			start.Servers = len(s.servers.Status())
+		}
+		list.Start = &start
 	}
 	return list, nil
 }
 
-func toolsURL(q string, page int) string {
-	v := url.Values{}
-	if q != "" {
-		v.Set("q", q)
+// stateFilters are the links "All" and one per state, each with the count of rows matching
+// the view's search, and those counts.
+func (s *server) stateFilters(r *http.Request, view toolsView) (views.Filters, map[allowlist.State]int, error) {
+	counts, err := s.tools.CountByState(r.Context(), allowlist.Filter{Query: view.q})
+	if err != nil {
+		return views.Filters{}, nil, err
 	}
-	v.Set("page", strconv.Itoa(page))
-	return "/tools?" + v.Encode()
+	all := toolsView{q: view.q}
+	f := views.Filters{Items: []views.StateFilter{{Label: "All", Count: countsTotal(counts), URL: all.url(0), Current: view.state == ""}}}
+	for _, st := range allowlist.States() {
+		v := toolsView{q: view.q, state: st}
+		f.Items = append(f.Items, views.StateFilter{State: string(st), Label: stateLabel(st), Count: counts[st], URL: v.url(0), Current: view.state == st})
+	}
+	return f, counts, nil
+}
+
+// allowlistCounts counts the whole allowlist's rows per state.
+func (s *server) allowlistCounts(r *http.Request) (map[allowlist.State]int, error) {
+	return s.tools.CountByState(r.Context(), allowlist.Filter{})
+}
+
+func countsTotal(counts map[allowlist.State]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// countsKey writes the count per state as the list's "seen" value: "proposed.enabled.disabled.withdrawn".
+func countsKey(counts map[allowlist.State]int) string {
+	parts := make([]string, 0, len(allowlist.States()))
+	for _, st := range allowlist.States() {
+		parts = append(parts, strconv.Itoa(counts[st]))
+	}
+	return strings.Join(parts, ".")
+}
+
+// toolsNews compares the counts a list was rendered from (seen) with the allowlist's now: nil
+// when nothing changed, else the notice that offers to show the list again.
+func toolsNews(seen string, now map[allowlist.State]int) *views.ToolsNews {
+	if seen == countsKey(now) {
+		return nil
+	}
+	var was [4]int
+	for i, part := range strings.SplitN(seen, ".", len(was)) {
+		was[i], _ = strconv.Atoi(part)
+	}
+	switch added := now[allowlist.StateProposed] - was[0]; {
+	case added == 1:
+		return &views.ToolsNews{Message: "1 new tool to review"}
+	case added > 1:
+		return &views.ToolsNews{Message: fmt.Sprintf("%d new tools to review", added)}
+	}
+	return &views.ToolsNews{Message: "The allowlist changed since this list was shown"}
+}
+
+// groupTitle names the group a row is listed under: its MCP server, or the local commands.
+func groupTitle(t allowlist.Tool) string {
+	if t.IsMCP() {
+		return fmt.Sprintf("MCP server “%s”", t.Server())
+	}
+	return "Local commands"
 }
 
 // toolRow is the view of one row: everything the owner approves, with hidden characters spelled
 // out and flagged (DESIGN.md rule 25).
 func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	row := views.ToolRow{
-		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State),
+		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State), Fingerprint: t.ApprovalDigest(),
 		StateLabel: stateLabel(t.State), Destructive: t.Destructive, ReadOnly: t.ReadOnly,
 		Description: text(t.Description), Provenance: text(t.Provenance),
-		CanEnable:  allowlist.CanTransition(t.State, allowlist.StateEnabled),
-		CanDisable: allowlist.CanTransition(t.State, allowlist.StateDisabled),
-		UpdatedAt:  formatTime(t.UpdatedAt),
+		CanEnable:    allowlist.CanTransition(t.State, allowlist.StateEnabled),
+		CanDisable:   allowlist.CanTransition(t.State, allowlist.StateDisabled),
+		DisableLabel: "Disable",
+	}
+	if t.State == allowlist.StateProposed {
+		// Declining a proposal disables it; the button says what the owner means.
+		row.DisableLabel = "Reject"
 	}
 	invisible := reveal.Contains(t.Name) || reveal.Contains(t.Description) || reveal.InJSON(t.InputSchema)
 	if t.IsMCP() {
@@ -139,9 +263,8 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 		row.Mixed = reveal.MixedScripts(t.RemoteName())
 	} else {
 		row.Where = "Local command"
-		line := commandLine(t.Cmd)
-		row.Command = text(line)
-		invisible = invisible || reveal.Contains(line)
+		row.Command = text(reveal.CommandLine(t.Cmd))
+		invisible = invisible || slices.ContainsFunc(t.Cmd, reveal.Contains)
 	}
 	row.Invisible = invisible
 	row.Mixed = row.Mixed || reveal.MixedScripts(t.Name)
@@ -152,12 +275,17 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 		row.RenameOf = text(t.RenameOf)
 	}
 	if t.State == allowlist.StateEnabled && t.EnabledAt != nil {
-		row.EnabledAt = formatTime(*t.EnabledAt)
+		row.EnabledAt = timeOf(*t.EnabledAt)
 	}
 	// The diff matters while the owner has yet to approve the new shape; once enabled, it is
 	// what they approved.
 	if t.PreviousDeclared != "" && t.State != allowlist.StateEnabled && t.State != allowlist.StateWithdrawn {
-		row.Diff = declaredDiff(t.PreviousDeclared, t.Declared)
+		row.Diff, row.DiffTitle = declaredDiff(t.PreviousDeclared, t.Declared), "Changed since you approved it"
+	}
+	if row.CanEnable {
+		// The Enable button sends the fingerprint of what the owner is looking at.
+		vals, _ := json.Marshal(map[string]string{"fingerprint": row.Fingerprint})
+		row.EnableVals = string(vals)
 	}
 	return row
 }
@@ -225,61 +353,4 @@ func text(s string) views.Text {
 		out[i] = views.Segment{Text: g.Text, Hidden: g.Hidden, Why: g.Why}
 	}
 	return out
-}
-
-// commandLine shows an argv the way a shell user reads it, quoting what needs it.
-func commandLine(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
-			return unicode.IsSpace(r) || strings.ContainsRune(`"'\$;|&<>()*?`+"`", r)
-		}) {
-			a = strconv.Quote(a)
-		}
-		parts[i] = a
-	}
-	return strings.Join(parts, " ")
-}
-
-// toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly
-// this row; without it this handler never runs.
-func (s *server) toolEnablePost(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	t, err := s.tools.EnableTool(r.Context(), id, proofFrom(r.Context()))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.toolChanged(w, r, t)
-}
-
-// toolDisablePost disables a row. Disabling only narrows what can run: no step-up.
-func (s *server) toolDisablePost(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	t, err := s.tools.DisableTool(r.Context(), id, "owner")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.toolChanged(w, r, t)
-}
-
-// toolChanged answers an action on a row: the row alone for htmx, back to the list otherwise.
-func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist.Tool) {
-	if !isHTMX(r) {
-		http.Redirect(w, r, "/tools", http.StatusSeeOther)
-		return
-	}
-	// The row is swapped at once; the list then reloads itself so the row moves to its new group
-	// and the counts follow.
-	w.Header().Set(hxTrigger, `{"`+eventToolsChanged+`":{"target":"#tool-list"}}`)
-	s.renderPartial(w, r, http.StatusOK, views.PartialToolRow, s.toolRow(t))
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"maven/app/allowlist"
-	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/app/mcp"
 )
@@ -53,8 +52,8 @@ func TestToolsPageShowsRowsGroupedWithCounts(t *testing.T) {
 	for _, want := range []string{
 		`id="tool-1"`, `data-tool-name="vikunja_list_tasks"`, `data-state="proposed"`,
 		`data-tool-name="restart_router"`, `data-state="disabled"`,
-		`>Proposed <span class="n">(2)</span>`, `>Disabled <span class="n">(1)</span>`,
-		`>Enable</button>`, `>Disable</button>`, "claims read-only", "may change things",
+		`>Proposed <span class="n">2</span>`, `>Disabled <span class="n">1</span>`, `>All <span class="n">3</span>`,
+		`>Enable</button>`, `>Reject</button>`, "claims read-only",
 		`class="badge destructive"`, "Lists tasks.", "MCP server “vikunja”", "/bin/echo restart_router",
 		"listed by vikunja", `id="mcp-servers"`, `hx-trigger="input changed delay:300ms, search"`,
 	} {
@@ -62,8 +61,14 @@ func TestToolsPageShowsRowsGroupedWithCounts(t *testing.T) {
 			t.Errorf("/tools lacks %q", want)
 		}
 	}
-	if strings.Index(body, `data-group="proposed"`) > strings.Index(body, `data-group="disabled"`) {
-		t.Error("proposed rows must come first")
+	// Grouped by server, local commands first; within a server proposals come first.
+	localAt, vikunjaAt := strings.Index(body, `<h3>Local commands</h3>`), strings.Index(body, `<h3>MCP server “vikunja”</h3>`)
+	if localAt < 0 || vikunjaAt < localAt {
+		t.Error("rows are not grouped by server")
+	}
+	// A destructive tool carries one badge that says so, not a second "may change things".
+	if row := rowHTML(t, body, 2); strings.Count(row, `class="badge `) != 2 || strings.Contains(row, "may change things") {
+		t.Errorf("destructive row badges: %s", row)
 	}
 }
 
@@ -168,9 +173,8 @@ func TestRedefinedToolShowsFieldDiff(t *testing.T) {
 	a := authtest.New(testOrigin)
 	b := f.signUp(a)
 	tool := f.proposeMCP("vikunja", "list_tasks", "Lists tasks.", `{"type":"object"}`, true)
-	_, r := b.stepUp(a, auth.ActionEnableTool, tool.ID)
-	mustOK(t, "step-up", r)
-	mustOK(t, "enable", b.enable(tool.ID))
+	b.mustStepUp(a, enableOf(tool))
+	mustOK(t, "enable", b.enable(tool))
 
 	changed := mcp.Declared{Name: "list_tasks", Description: "Lists tasks and deletes the done ones.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"purge":{"type":"boolean"}}}`), ReadOnlyHint: false}
@@ -231,8 +235,9 @@ func TestServersCard(t *testing.T) {
 	body := r.Body.String()
 	for _, want := range []string{
 		`id="mcp-servers"`, `hx-trigger="every 2s"`, `data-server="memory" data-state="connected"`,
-		`data-server="vikunja" data-state="backoff"`, "connection refused", "5 minutes ago", "stdio",
-		"https://tasks.example/mcp", "with full access to this machine", "<dd>9</dd>",
+		`data-server="vikunja" data-state="backoff"`, "connection refused", timeText(since), "stdio",
+		"https://tasks.example/mcp", "with full access to this machine", `<span class="server-tools">9 tools</span>`,
+		"1 connected · 1 waiting to retry", `<li class="server tone-trouble"`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("servers card lacks %q", want)
@@ -243,6 +248,9 @@ func TestServersCard(t *testing.T) {
 		t.Fatal("card did not follow the new state")
 	}
 }
+
+// timeText is how a page shows t.
+func timeText(t time.Time) string { return t.Local().Format("2 Jan 2006, 15:04") }
 
 // mark is how a spelled-out hidden character appears in the HTML (html/template writes + as &#43;).
 func mark(code string) string {

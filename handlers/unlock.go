@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
 
@@ -39,138 +38,136 @@ var errNotLocked = errors.New("not locked")
 
 // unlockPage is GET /unlock: built for a phone, it unlocks with one passkey gesture (which also
 // signs the owner in) or with the recovery code.
-func (s *server) unlockPage(w http.ResponseWriter, r *http.Request) {
+func (s *server) unlockPage(w http.ResponseWriter, r *http.Request) error {
 	s.renderUnlock(w, r, http.StatusOK, "")
+	return nil
 }
 
 func (s *server) renderUnlock(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	s.renderPage(w, r, status, views.PageUnlock, views.UnlockPage{
-		Page: s.pageInfo(r, "Unlock", ""), HasVault: s.vault.HasVault(), Locked: s.vault.Locked(),
+		Page: s.pageInfo(r, "Unlock", ""), Reach: s.reach(r), HasVault: s.vault.HasVault(), Locked: s.vault.Locked(),
 		Error: msg, RecoveryOpen: msg != "",
 	})
 }
 
 // unlockBeginPost begins the unlock assertion: every passkey of the owner may answer, and each
 // one the vault has a slot for is asked to evaluate its PRF over that slot's input.
-func (s *server) unlockBeginPost(w http.ResponseWriter, r *http.Request) {
-	if err := readJSON(w, r, &struct{}{}); err != nil {
-		s.fail(w, r, err)
-		return
+func (s *server) unlockBeginPost(w http.ResponseWriter, r *http.Request) error {
+	if err := readEmpty(w, r); err != nil {
+		return err
 	}
 	ctx := r.Context()
 	if !s.vault.Locked() {
-		s.fail(w, r, errNotLocked)
-		return
+		return errNotLocked
 	}
 	inputs, err := s.vault.PRFInputs(ctx)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	assertion, err := s.auth.BeginUnlock(ctx, s.sessionID(ctx), origin(r), inputs)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"options": assertion})
+	opts, err := s.auth.BeginUnlock(ctx, s.ceremonyID(w, r), origin(r), inputs)
+	return sendOptions(w, opts, err)
 }
 
 // unlockFinishPost verifies the assertion, then hands its PRF output to the vault: the daemon
 // unlocks only if both succeed, and the owner is then signed in under a new session token. A
 // passkey the vault has no slot for signs the owner in and is told, plainly, that it cannot
 // unlock. Nothing here dials: the vault's unlock hook only signals the MCP supervisors.
-func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) {
-	var body finishBody
-	if err := readJSON(w, r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	resp, perr := parseAssertion(body.Credential)
-	pa, err := s.auth.FinishUnlock(ctx, s.sessionID(ctx), resp)
+	var claimed *protocol.ParsedCredentialAssertionData // for the log when verification fails
+	pa, err := finishAssertion(w, r, ceremonyIDOf(r), func(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (auth.PRFAssertion, error) {
+		claimed = resp
+		return s.auth.FinishUnlock(ctx, sid, resp)
+	})
 	defer clear(pa.Output)
+	credential := credentialOf(claimed, pa)
 	if err != nil {
-		err = errors.Join(err, perr)
-		s.logUnlock(r, "passkey", unlockOutcome(err), credentialOf(resp, pa))
+		s.logUnlock(r, "passkey", unlockOutcome(err), credential)
 		if isAssertionFailure(err) {
 			err = unlockFailure{err}
 		}
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if !s.vault.Locked() {
 		// Unlocked meanwhile (another tab, the recovery code): the assertion still signs in.
-		s.unlockedSignIn(w, r, pa.Passkey.ID, "already unlocked", credentialOf(resp, pa))
-		return
+		return s.unlockedSignIn(w, r, pa.Passkey.ID, "already unlocked", credential)
 	}
 	if pa.Input == nil {
-		s.logUnlock(r, "passkey", "no_slot", credentialOf(resp, pa))
-		if err := s.signIn(ctx, pa.Passkey.ID); err != nil {
-			s.fail(w, r, err)
-			return
+		s.logUnlock(r, "passkey", "no_slot", credential)
+		if err := s.signIn(w, r, pa.Passkey.ID); err != nil {
+			return err
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "signed_in": true, "no_prf": true, "error": msgNoPRF})
-		return
+		return nil
 	}
-	err = s.vault.UnlockWithPRF(ctx, pa.Passkey.CredentialID, pa.Output)
-	if err != nil {
-		s.logUnlock(r, "passkey", unlockOutcome(err), credentialOf(resp, pa))
+	if err := s.vault.UnlockWithPRF(ctx, pa.Passkey.CredentialID, pa.Output); err != nil {
+		s.logUnlock(r, "passkey", unlockOutcome(err), credential)
 		if errors.Is(err, vault.ErrUnlockFailed) {
 			err = unlockFailure{err}
 		}
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.unlockedSignIn(w, r, pa.Passkey.ID, "unlocked", credentialOf(resp, pa))
+	return s.unlockedSignIn(w, r, pa.Passkey.ID, "unlocked", credential)
 }
 
 // unlockedSignIn signs the owner in after a passkey unlock and says where to go next.
-func (s *server) unlockedSignIn(w http.ResponseWriter, r *http.Request, passkey int64, outcome, credential string) {
+func (s *server) unlockedSignIn(w http.ResponseWriter, r *http.Request, passkey int64, outcome, credential string) error {
 	ctx := r.Context()
 	s.logUnlock(r, "passkey", outcome, credential)
-	if err := s.signIn(ctx, passkey); err != nil {
-		s.fail(w, r, err)
-		return
+	if err := s.signIn(w, r, passkey); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "redirect": s.afterUnlock(ctx, true)})
+	return nil
 }
 
 // unlockRecoveryPost unlocks with the recovery code (form field "code"). The code does not
 // sign anyone in: a signed-in session goes on to make a new code, others go to sign in.
-func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) {
+func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	if !s.vault.Locked() {
-		s.redirect(w, r, "/")
-		return
+		redirect(w, r, "/")
+		return nil
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxRecoveryForm)
-	if err := r.ParseForm(); err != nil {
-		s.fail(w, r, errors.Join(errBadRequest, err))
-		return
+	if err := readForm(w, r, maxRecoveryForm); err != nil {
+		return err
 	}
-	err := s.vault.UnlockWithRecovery(ctx, r.PostForm.Get("code"))
+	// Each source has its own budget of attempts, and all of them share one that bounds the
+	// Argon2id work: a stranger guessing codes slows down only themselves, and can never push
+	// the owner into a back-off.
+	err := s.recoveryBySource.take(r)
+	if err == nil {
+		err = take(s.recoveryTotal, s.now())
+	}
+	if err == nil {
+		err = s.vault.UnlockWithRecovery(ctx, r.PostForm.Get("code"))
+	}
 	s.logUnlock(r, "recovery code", unlockOutcome(err), "")
+	var limited rateLimited
 	var tooMany *vault.TooManyAttemptsError
 	switch {
 	case err == nil:
-		s.redirect(w, r, s.afterUnlock(ctx, s.signedIn(r)))
-	case errors.As(err, &tooMany):
-		setRetryAfter(w, tooMany)
+		redirect(w, r, s.afterUnlock(ctx, s.signedIn(r)))
+	case errors.As(err, &limited), errors.As(err, &tooMany):
+		wait, _ := retryAfter(err)
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 		s.renderUnlock(w, r, http.StatusTooManyRequests, classify(err).msg)
 	case errors.Is(err, vault.ErrMalformedCode):
-		s.renderUnlock(w, r, http.StatusUnprocessableEntity, "That is not a well-formed recovery code: check it for a typo. It did not count as an attempt.")
+		s.renderUnlock(w, r, http.StatusUnprocessableEntity, "That is not a well-formed recovery code: check it for a typo.")
 	case errors.Is(err, vault.ErrUnlockFailed):
 		s.renderUnlock(w, r, http.StatusBadRequest, msgRecoveryFailed)
 	default:
-		s.fail(w, r, err)
+		return err
 	}
+	return nil
 }
 
 // afterUnlock is where the browser goes once unlocked: to replace a used recovery code first
-// (AUTH.md item 33), to the tools otherwise; to sign in when the session is not the owner's.
+// (AUTH.md item 33), to the tools otherwise; to sign in when the session is not the owner's
+// (the page then says that the recovery code unlocked but signed no one in).
 func (s *server) afterUnlock(ctx context.Context, signedIn bool) string {
 	if !signedIn {
-		return "/login"
+		return "/login?why=" + whyRecovered
 	}
 	if used, err := s.vault.RecoveryUsed(ctx); err == nil && used {
 		return "/secrets#recovery"
@@ -181,24 +178,14 @@ func (s *server) afterUnlock(ctx context.Context, signedIn bool) string {
 // lockPost locks the daemon (the Lock button): the data key is forgotten, MCP sessions that
 // use secrets end, pending voice confirms and step-ups are dropped, and every browser session
 // is signed out.
-func (s *server) lockPost(w http.ResponseWriter, r *http.Request) {
+func (s *server) lockPost(w http.ResponseWriter, r *http.Request) error {
 	s.vault.Lock()
 	s.log.Info("locked from the web", "passkey", ownerFrom(r.Context()).passkey, "source", r.RemoteAddr)
 	if err := s.endSession(r.Context()); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.redirect(w, r, "/unlock")
-}
-
-// redirect sends the browser to url after a POST: HX-Redirect for htmx, 303 otherwise.
-func (s *server) redirect(w http.ResponseWriter, r *http.Request, url string) {
-	if isHTMX(r) {
-		w.Header().Set(hxRedirect, url)
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	http.Redirect(w, r, url, http.StatusSeeOther)
+	redirect(w, r, "/unlock")
+	return nil
 }
 
 // logUnlock records an unlock attempt: how, the outcome, which credential and from where.
@@ -212,7 +199,7 @@ func unlockOutcome(err error) string {
 	switch {
 	case err == nil:
 		return "unlocked"
-	case errors.Is(err, vault.ErrTooManyAttempts):
+	case errors.Is(err, vault.ErrTooManyAttempts), errors.As(err, new(rateLimited)):
 		return "rate_limited"
 	case errors.Is(err, vault.ErrMalformedCode):
 		return "malformed"
@@ -239,10 +226,4 @@ func credentialOf(resp *protocol.ParsedCredentialAssertionData, pa auth.PRFAsser
 		return base64.RawURLEncoding.EncodeToString(resp.RawID)
 	}
 	return ""
-}
-
-// setRetryAfter tells the client when the next attempt will be tried, in whole seconds.
-func setRetryAfter(w http.ResponseWriter, e *vault.TooManyAttemptsError) {
-	secs := (e.RetryAfter + time.Second - 1) / time.Second
-	w.Header().Set("Retry-After", strconv.FormatInt(int64(max(secs, 1)), 10))
 }

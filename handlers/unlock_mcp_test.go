@@ -88,8 +88,7 @@ func TestSecretServersAreDialledOnlyAfterUnlock(t *testing.T) {
 	}
 
 	// Setting the secret on the page lets the server connect, with the secret in its header.
-	_, sr := b.stepUp(a, auth.ActionSetSecret, 0)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"tok"}, "value": {"tk-123"}}); r.Code != http.StatusOK {
 		t.Fatalf("set secret: %d", r.Code)
 	}
@@ -108,7 +107,7 @@ func TestSecretServersAreDialledOnlyAfterUnlock(t *testing.T) {
 		}
 		return false
 	})
-	if _, err := vf.tools.EnableTool(t.Context(), row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := vf.tools.EnableTool(t.Context(), row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 

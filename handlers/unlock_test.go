@@ -1,146 +1,21 @@
 package handlers_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/alexedwards/scs/sqlite3store"
-
-	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
-	"maven/app/config"
-	"maven/app/mcp"
 	"maven/app/vault"
-	"maven/db"
 	"maven/handlers"
-	"maven/static"
-	"maven/views"
 )
-
-// vaultFixture is the web app with a real vault, over a real database that survives restart.
-// With servers it runs a real MCP manager wired to the vault the way the daemon wires it.
-type vaultFixture struct {
-	*fixture
-	dir     string
-	gate    *vault.Gate
-	mgr     *mcp.Manager
-	servers map[string]config.Server
-	logs    *syncBuffer
-}
-
-// syncBuffer collects the log for assertions about what it never contains.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newVaultFixture(t testing.TB, serversJSON string) *vaultFixture {
-	t.Helper()
-	vf := &vaultFixture{dir: t.TempDir(), logs: &syncBuffer{}}
-	if serversJSON != "" {
-		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		vf.servers = cfg.MCPServers
-	}
-	bdb, err := db.Open(context.Background(), filepath.Join(vf.dir, "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	vf.fixture = &fixture{t: t, db: bdb, clock: &clock{t: time.Now()}, servers: &fakeServers{}}
-	vf.boot()
-	return vf
-}
-
-// boot builds everything that lives in memory — vault, auth, manager, handlers — over the
-// fixture's database: the first start, or a restart.
-func (vf *vaultFixture) boot() {
-	t := vf.t
-	t.Helper()
-	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(vf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	vf.tools = allowlist.NewService(db.NewToolStore(vf.db), vf.clock.Now)
-	owner, err := auth.New(db.NewAuthStore(vf.db), auth.Config{
-		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: vf.clock.Now, Logger: logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.auth = owner
-	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(vf.db), "localhost", time.Now), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.gate = gate
-	var statuses handlers.ServerStatuses = vf.fixture.servers
-	if vf.servers != nil {
-		if vf.mgr != nil {
-			vf.mgr.Close()
-		}
-		vf.mgr = mcp.NewManager(vf.servers, mcp.NewToolReconciler(vf.tools, time.Now, logger), mcp.ManagerOptions{
-			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		}, logger)
-		gate.OnUnlock(vf.mgr.SetSecrets)
-		gate.OnLock(func() { vf.mgr.SetSecrets(nil) })
-		mctx, cancel := context.WithCancel(context.Background())
-		vf.mgr.Run(mctx)
-		mgr := vf.mgr
-		t.Cleanup(func() { cancel(); mgr.Close() })
-		statuses = vf.mgr
-	}
-	gate.OnLock(owner.ForgetStepUps)
-	assets, err := handlers.NewAssets(static.FS())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages, err := views.Parse(assets.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := handlers.Routes(handlers.Deps{
-		Logger:   logger,
-		Vault:    gate,
-		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(vf.db.DB, sqlite3store.Config{}), false),
-		Auth:     owner,
-		Tools:    vf.tools,
-		Servers:  statuses,
-		Views:    pages,
-		Assets:   assets,
-		Origins:  []string{testOrigin},
-		Now:      vf.clock.Now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vf.h = h
-}
 
 // enrollAnswer is what /passkeys/enroll/finish answers.
 type enrollAnswer struct {
@@ -455,50 +330,96 @@ func TestPasskeyWithoutPRFSignsInButCannotUnlock(t *testing.T) {
 	}
 }
 
-func TestRecoveryCodeUnlocksAndIsRateLimited(t *testing.T) {
+func TestRecoveryCodeUnlocksAndIsRateLimitedPerSource(t *testing.T) {
 	vf := newVaultFixture(t, "")
 	a := authtest.New(testOrigin)
 	_, code := vf.setUp(a)
 	vf.boot()
-	b := vf.browser()
+	stranger := vf.browser()
 
-	if r := b.recovery("not a code"); r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "typo") {
+	if r := stranger.recovery("not a code"); r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "typo") {
 		t.Fatalf("malformed code: %d", r.Code)
 	}
 	wrong := vaultCodeLike(t, vf)
-	// The free attempts, and the one that starts the backoff, are tried.
-	for i := range vault.DefaultFreeAttempts + 1 {
-		r := b.recovery(wrong)
+	// The source's burst is tried; then it waits, and even the right code from it is not tried.
+	for i := range handlers.RecoveryBurst - 1 {
+		r := stranger.recovery(wrong)
 		if r.Code != http.StatusBadRequest || !strings.Contains(r.Body.String(), "did not unlock") {
 			t.Fatalf("wrong code %d: %d", i, r.Code)
 		}
 	}
-	r := b.recovery(wrong)
-	if r.Code != http.StatusTooManyRequests || r.Header().Get("Retry-After") == "" {
-		t.Fatalf("wrong code after the free attempts: %d %q", r.Code, r.Header().Get("Retry-After"))
+	for _, c := range []string{wrong, code} {
+		r := stranger.recovery(c)
+		if r.Code != http.StatusTooManyRequests || r.Header().Get("Retry-After") == "" || !strings.Contains(r.Body.String(), "Try again in") {
+			t.Fatalf("beyond the source's budget: %d %q", r.Code, r.Header().Get("Retry-After"))
+		}
 	}
-	// While backing off even the right code is not tried.
-	if r := b.recovery(code); r.Code != http.StatusTooManyRequests || vf.healthz() != healthLocked {
-		t.Fatalf("right code during backoff: %d %s", r.Code, vf.healthz())
+	if vf.healthz() != healthLocked {
+		t.Fatal("a refused attempt unlocked")
 	}
 	if strings.Contains(vf.logs.String(), wrong) || strings.Contains(vf.logs.String(), code) {
 		t.Fatal("a recovery code reached the log")
 	}
-	if n := strings.Count(vf.logs.String(), `method="recovery code"`); n < 5 {
+	if n := strings.Count(vf.logs.String(), `method="recovery code"`); n < handlers.RecoveryBurst+2 {
 		t.Fatalf("%d recovery attempts logged", n)
 	}
 
-	// A restart forgets the backoff; the right code unlocks but signs nobody in.
-	vf.boot()
-	b = vf.browser()
-	wantRedirect(t, "right code", b.recovery(strings.ToLower(code)), "/login")
+	// The owner, from another address, once the shared budget has refilled, unlocks; the
+	// code signs nobody in.
+	vf.clock.Advance(handlers.RecoveryTotalEvery)
+	owner := vf.browser()
+	wantRedirect(t, "right code", owner.recovery(strings.ToLower(code)), "/login?why=recovered")
 	if vf.healthz() != healthUnlocked {
 		t.Fatal("the recovery code did not unlock")
 	}
 	// Signed in, the owner is led to replace the used code.
-	mustOK(t, "login", b.login(a))
-	if body := b.get("/tools").Body.String(); !strings.Contains(body, "The recovery code was used") {
+	mustOK(t, "login", owner.login(a))
+	if body := owner.get("/tools").Body.String(); !strings.Contains(body, "The recovery code was used") {
 		t.Fatal("no warning that the recovery code was used")
+	}
+}
+
+// TestStrangersCannotHoldTheRecoveryCodeBack: anyone who reaches /unlock/recovery guesses
+// codes, one every 2 s from a new address each time, well past the point where the old shared
+// back-off held every attempt for 5 minutes. The owner's right code, from their own address,
+// still unlocks at once. A burst from many addresses at one instant runs only the shared
+// budget's worth of Argon2id.
+func TestStrangersCannotHoldTheRecoveryCodeBack(t *testing.T) {
+	vf := newVaultFixture(t, "")
+	_, code := vf.setUp(authtest.New(testOrigin))
+	vf.boot()
+	wrong := vaultCodeLike(t, vf)
+	const guesses = 15 // the old back-off reached its 5-minute ceiling at 12
+	for i := range guesses {
+		vf.clock.Advance(handlers.RecoveryTotalEvery)
+		if r := vf.browser().recovery(wrong); r.Code != http.StatusBadRequest {
+			t.Fatalf("guess %d from a new address: %d, want it tried and failed", i, r.Code)
+		}
+	}
+	vf.clock.Advance(handlers.RecoveryTotalEvery)
+	wantRedirect(t, "the owner's code after the guesses", vf.browser().recovery(code), "/login?why=recovered")
+	if vf.healthz() != healthUnlocked {
+		t.Fatal("the owner's code did not unlock")
+	}
+
+	// Locked again, a burst of guesses from 30 addresses at one instant: only the shared
+	// budget's burst is tried, the rest are told when to come back.
+	vf.gate.Lock()
+	vf.clock.Advance(time.Duration(handlers.RecoveryTotalBurst) * handlers.RecoveryTotalEvery)
+	tried, refused := 0, 0
+	for range 30 {
+		switch r := vf.browser().recovery(wrong); r.Code {
+		case http.StatusBadRequest:
+			tried++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Fatalf("a guess in the burst: %d", r.Code)
+		}
+	}
+	t.Logf("30 simultaneous guesses from 30 addresses: %d ran Argon2id, %d refused", tried, refused)
+	if tried != handlers.RecoveryTotalBurst {
+		t.Fatalf("%d of 30 simultaneous guesses ran Argon2id, want the shared burst of %d", tried, handlers.RecoveryTotalBurst)
 	}
 }
 
@@ -554,8 +475,7 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 	if names, _ := vf.gate.SecretNames(t.Context()); len(names) != 0 {
 		t.Fatalf("set without step-up stored %v", names)
 	}
-	_, sr := b.stepUp(a, auth.ActionSetSecret, 0)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	r = b.htmx(http.MethodPost, "/secrets", form)
 	if r.Code != http.StatusOK || !strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) || strings.Contains(r.Body.String(), "tk-9f8e7d") {
 		t.Fatalf("set: %d\n%s", r.Code, r.Body.String())
@@ -568,18 +488,26 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 		t.Fatal("a secret value reached the log")
 	}
 	// Invalid names are refused with a message.
-	_, sr = b.stepUp(a, auth.ActionSetSecret, 0)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"no spaces"}, "value": {"x"}}); r.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("bad name: %d", r.Code)
 	}
-	// Delete needs no step-up.
-	if r := b.htmx(http.MethodPost, "/secrets/delete", url.Values{"name": {"vikunja_token"}}); r.Code != http.StatusOK || strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) {
+	// Delete needs a step-up for that very name: it stops the servers that use the secret.
+	del := url.Values{"name": {"vikunja_token"}}
+	r = b.htmx(http.MethodPost, "/secrets/delete", del)
+	if r.Code != http.StatusForbidden || !stepUpTrigger(t, r.Header()).Same(auth.One(auth.ActionDeleteSecret, 0, "vikunja_token")) {
+		t.Fatalf("delete without a step-up: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionDeleteSecret, 0, "other"))
+	if r := b.htmx(http.MethodPost, "/secrets/delete", del); r.Code != http.StatusForbidden {
+		t.Fatalf("a step-up for another secret deleted this one: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionDeleteSecret, 0, "vikunja_token"))
+	if r := b.htmx(http.MethodPost, "/secrets/delete", del); r.Code != http.StatusOK || strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) {
 		t.Fatalf("delete: %d", r.Code)
 	}
 	// Locked: nothing can be set, whatever the session held.
-	_, sr = b.stepUp(a, auth.ActionSetSecret, 0)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
 	vf.gate.Lock()
 	if r := b.htmx(http.MethodPost, "/secrets", form); r.Code != http.StatusLocked {
 		t.Fatalf("set while locked: %d", r.Code)
@@ -593,8 +521,7 @@ func TestNewRecoveryCodeReplacesTheOldOne(t *testing.T) {
 	if r := b.htmx(http.MethodPost, "/secrets/recovery", nil); r.Code != http.StatusForbidden {
 		t.Fatalf("new code without step-up: %d", r.Code)
 	}
-	_, sr := b.stepUp(a, auth.ActionRotateRecovery, 0)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(a, auth.One(auth.ActionRotateRecovery, 0, ""))
 	r := b.htmx(http.MethodPost, "/secrets/recovery", nil)
 	if r.Code != http.StatusOK {
 		t.Fatalf("new code: %d", r.Code)
@@ -616,7 +543,7 @@ func TestNewRecoveryCodeReplacesTheOldOne(t *testing.T) {
 	if r := vf.browser().recovery(oldCode); r.Code != http.StatusBadRequest {
 		t.Fatalf("the old code: %d", r.Code)
 	}
-	wantRedirect(t, "the new code", vf.browser().recovery(newCode), "/login")
+	wantRedirect(t, "the new code", vf.browser().recovery(newCode), "/login?why=recovered")
 }
 
 func TestRemovedPasskeyCannotUnlock(t *testing.T) {
@@ -632,8 +559,7 @@ func TestRemovedPasskeyCannotUnlock(t *testing.T) {
 	if in, _ := vf.gate.PRFInputs(t.Context()); len(in) != 2 {
 		t.Fatalf("%d slots", len(in))
 	}
-	_, sr := b.stepUp(laptop, auth.ActionRemovePasskey, 2)
-	mustOK(t, "step-up", sr)
+	b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
 	if r := b.htmx(http.MethodPost, "/passkeys/2/remove", nil); r.Code != http.StatusOK {
 		t.Fatalf("remove: %d", r.Code)
 	}

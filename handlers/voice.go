@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 // VoiceTurner handles one utterance (voice.Service).
 type VoiceTurner interface {
-	Turn(ctx context.Context, conversation, text string) voice.Reply
+	Turn(ctx context.Context, req voice.Request) voice.Reply
 }
 
 // TokenChecker checks the webhook's bearer token in constant time (bearer.Tokens).
@@ -22,42 +23,11 @@ type TokenChecker interface {
 	Check(token string) bool
 }
 
-// maxVoiceBody is the largest webhook body read (DESIGN.md: bodies over 8 KiB get 413).
-const maxVoiceBody = 8 << 10
-
-// maxConversationID bounds the ids kept in memory for confirm turns.
+// maxConversationID bounds the ids kept in memory for pending questions.
 const maxConversationID = 256
 
-// voiceRequest is the body of POST /voice. Besides Maven's own shape it accepts what Home
-// Assistant's webhook-conversation integration sends: `query`, or the last `messages` entry
-// whose role is "user". Other fields that integration sends are ignored.
-type voiceRequest struct {
-	ConversationID string `json:"conversation_id"`
-	Text           string `json:"text"`
-	Query          string `json:"query"`
-	Messages       []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
-}
-
-func (r voiceRequest) utterance() string {
-	switch {
-	case strings.TrimSpace(r.Text) != "":
-		return r.Text
-	case strings.TrimSpace(r.Query) != "":
-		return r.Query
-	}
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return r.Messages[i].Content
-		}
-	}
-	return ""
-}
-
-// voiceResponse is the webhook's answer. Output repeats Speech for front ends (Home Assistant's
-// webhook-conversation) that read that field.
+// voiceResponse is the webhook's JSON answer. Home Assistant's webhook-conversation reads the
+// field its "output field" option names ("output" by default).
 type voiceResponse struct {
 	Speech       string `json:"speech"`
 	Outcome      string `json:"outcome"`
@@ -66,58 +36,84 @@ type voiceResponse struct {
 	Output       string `json:"output"`
 }
 
+// streamLine is one NDJSON line of a streamed answer, the shape webhook-conversation reads.
+type streamLine struct {
+	Type    string `json:"type"`
+	Content string `json:"content,omitempty"`
+}
+
 // voicePost is POST /voice: authenticate, read, turn, answer. The token only lets a front end
-// submit utterances; it can never enable a tool or satisfy a step-up.
-func voicePost(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+// submit utterances; it can never enable a tool or satisfy a step-up. Only a bad token (401), a
+// body that is not a webhook request (400) and one over voice.MaxRequestBody (413) are returned
+// as errors: a front end such as Home Assistant turns any other status into "Error contacting
+// webhook", so every failure of the turn itself, the rate limit included, is a spoken 200.
+func voicePost(turner VoiceTurner, tokens TokenChecker, log *slog.Logger) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		if !tokens.Check(requestToken(r)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="maven", Basic realm="maven"`)
-			voiceError(w, http.StatusUnauthorized, "missing or wrong voice token")
-			return
+			return apiError{http.StatusUnauthorized, "missing or wrong voice token"}
 		}
-		if !limit.allow() {
-			w.Header().Set("Retry-After", "1")
-			voiceError(w, http.StatusTooManyRequests, "too many requests")
-			return
+		req, err := readVoiceRequest(w, r)
+		if err != nil {
+			return err
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxVoiceBody))
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			voiceError(w, http.StatusRequestEntityTooLarge, "the body is larger than 8 KiB")
-			return
-		case err != nil:
-			voiceError(w, http.StatusBadRequest, "could not read the body")
-			return
-		}
-		var req voiceRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			voiceError(w, http.StatusBadRequest, "the body is not a JSON object of the expected shape")
-			return
-		}
-		text := req.utterance()
-		switch {
-		case req.ConversationID == "":
-			voiceError(w, http.StatusBadRequest, "conversation_id is required")
-			return
-		case len(req.ConversationID) > maxConversationID:
-			voiceError(w, http.StatusBadRequest, "conversation_id is too long")
-			return
-		case strings.TrimSpace(text) == "":
-			voiceError(w, http.StatusBadRequest, "text (or query, or a user message) is required")
-			return
-		}
-
-		reply := turner.Turn(r.Context(), req.ConversationID, text)
+		reply := safeTurn(r.Context(), turner, voice.Request{Conversation: req.Conversation, Text: req.Text, UserID: req.UserID}, log)
 		w.Header().Set("Cache-Control", "no-store")
-		if wantsPlainText(r) {
+		switch {
+		case req.Stream:
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			enc := json.NewEncoder(w)
+			_ = enc.Encode(streamLine{Type: "item", Content: reply.Speech})
+			_ = enc.Encode(streamLine{Type: "end"})
+		case wantsPlainText(r):
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = io.WriteString(w, reply.Speech)
-			return
+		default:
+			writeJSON(w, http.StatusOK, voiceResponse{Speech: reply.Speech, Outcome: string(reply.Outcome),
+				ExpectsReply: reply.ExpectsReply, Tool: reply.Tool, Output: reply.Output})
 		}
-		writeJSON(w, http.StatusOK, voiceResponse{Speech: reply.Speech, Outcome: string(reply.Outcome),
-			ExpectsReply: reply.ExpectsReply, Tool: reply.Tool, Output: reply.Speech})
+		return nil
 	}
+}
+
+// readVoiceRequest decodes the webhook's body, streaming, up to voice.MaxRequestBody; its
+// errors are apiErrors (400, 413).
+func readVoiceRequest(w http.ResponseWriter, r *http.Request) (voice.WebhookRequest, error) {
+	tooLarge := apiError{http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB"}
+	if r.ContentLength > voice.MaxRequestBody {
+		return voice.WebhookRequest{}, tooLarge
+	}
+	req, err := voice.DecodeRequest(http.MaxBytesReader(w, r.Body, voice.MaxRequestBody))
+	var tooBig *http.MaxBytesError
+	var bad *voice.RequestError
+	switch {
+	case errors.As(err, &tooBig):
+		return req, tooLarge
+	case errors.As(err, &bad):
+		return req, apiError{http.StatusBadRequest, "the body is not a webhook request: " + bad.Msg}
+	case err != nil:
+		return req, apiError{http.StatusBadRequest, "could not read the body"}
+	case req.Conversation == "":
+		return req, apiError{http.StatusBadRequest, "conversation_id is required"}
+	case len(req.Conversation) > maxConversationID:
+		return req, apiError{http.StatusBadRequest, "conversation_id is too long"}
+	case strings.TrimSpace(req.Text) == "":
+		return req, apiError{http.StatusBadRequest, "text (or query, or a user message) is required"}
+	}
+	return req, nil
+}
+
+// safeTurn runs a turn; a panic in it is logged and answered in words, not with a 500 the
+// front end would read out as a webhook error.
+func safeTurn(ctx context.Context, turner VoiceTurner, req voice.Request, log *slog.Logger) (reply voice.Reply) {
+	defer func() {
+		if v := recover(); v != nil {
+			log.Error("voice: turn panicked", "panic", v)
+			reply = voice.Reply{Speech: "Something went wrong on my side; the daemon log says what.", Outcome: voice.OutcomeError}
+			reply.Output = reply.Speech
+		}
+	}()
+	return turner.Turn(ctx, req)
 }
 
 // requestToken reads a bearer token, or the password of HTTP Basic auth, which is all Home
@@ -149,16 +145,3 @@ func wantsPlainText(r *http.Request) bool {
 	}
 	return false
 }
-
-func voiceError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, struct {
-		Error string `json:"error"`
-	}{msg})
-}
-
-// The webhook's rate limit: a person speaks a few turns a minute; a leaked token must not be
-// able to hammer tools.
-const (
-	voiceRate  = 5 // turns per second, sustained
-	voiceBurst = 30
-)

@@ -1,34 +1,49 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"maven/app/voice"
+	"maven/app/voice/hatest"
 )
 
 type recordingTurner struct {
-	conversation, text string
-	calls              int
+	req   voice.Request
+	calls int
+	panic bool
 }
 
-func (r *recordingTurner) Turn(_ context.Context, conversation, text string) voice.Reply {
+func (r *recordingTurner) Turn(_ context.Context, req voice.Request) voice.Reply {
 	r.calls++
-	r.conversation, r.text = conversation, text
-	return voice.Reply{Speech: "You have 3 tasks.", Outcome: voice.OutcomeRan, Tool: "vikunja_list_tasks"}
+	r.req = req
+	if r.panic {
+		panic("a bug in a turn")
+	}
+	return voice.Reply{Speech: "You have 3 tasks.", Output: "You have 3 tasks: a, b and c.", Outcome: voice.OutcomeRan, Tool: "vikunja_list_tasks"}
 }
 
 type oneToken string
 
 func (t oneToken) Check(s string) bool { return s == string(t) }
+
+// voiceRoutes mounts the webhook the way Routes does, without the web app around it.
+func voiceRoutes(turner VoiceTurner, tokens TokenChecker) http.Handler {
+	s := &server{log: slog.New(slog.DiscardHandler)}
+	r := chi.NewRouter()
+	r.Post("/voice", s.handle(voicePost(turner, tokens, s.log)))
+	return r
+}
 
 func TestVoicePost(t *testing.T) {
 	const token = "mvt_secret"
@@ -45,26 +60,25 @@ func TestVoicePost(t *testing.T) {
 		{name: "bearer", auth: bearer(token), body: `{"conversation_id":"c1","text":"list tasks"}`,
 			wantStatus: 200, wantText: "list tasks", wantBody: `"outcome":"ran"`},
 		{name: "basic with the token as password", auth: basic("homeassistant", token), body: `{"conversation_id":"c1","text":"list tasks"}`,
-			wantStatus: 200, wantText: "list tasks", wantBody: `"output":"You have 3 tasks."`},
-		{name: "home assistant query", auth: basic("", token), body: `{"conversation_id":"01HS6","query":"list tasks","system_prompt":"x","stream":false,"language":"en","exposed_entities":"..."}`,
-			wantStatus: 200, wantText: "list tasks"},
-		{name: "home assistant messages", auth: bearer(token), body: `{"conversation_id":"01HS6","messages":[{"role":"system","content":"be nice"},{"role":"user","content":"first"},{"role":"assistant","content":"ok"},{"role":"user","content":"search tasks milk"}]}`,
-			wantStatus: 200, wantText: "search tasks milk"},
+			wantStatus: 200, wantText: "list tasks", wantBody: `"output":"You have 3 tasks: a, b and c."`},
 		{name: "plain text", auth: bearer(token), accept: "text/plain", body: `{"conversation_id":"c","text":"x"}`,
 			wantStatus: 200, wantText: "x", wantBody: "You have 3 tasks."},
 		{name: "no token", body: `{"conversation_id":"c","text":"x"}`, wantStatus: 401},
 		{name: "wrong token", auth: bearer("mvt_guess"), body: `{"conversation_id":"c","text":"x"}`, wantStatus: 401},
 		{name: "token in the wrong scheme", auth: func(r *http.Request) { r.Header.Set("Authorization", "Token "+token) }, body: `{"conversation_id":"c","text":"x"}`, wantStatus: 401},
-		{name: "too big", auth: bearer(token), body: `{"conversation_id":"c","text":"` + strings.Repeat("a", 9000) + `"}`, wantStatus: 413},
+		{name: "a body of 1 MiB is read", auth: bearer(token), body: `{"conversation_id":"c","text":"x","pad":"` + strings.Repeat("a", voice.MaxRequestBody-60) + `"}`,
+			wantStatus: 200, wantText: "x"},
+		{name: "over 1 MiB", auth: bearer(token), body: `{"conversation_id":"c","text":"` + strings.Repeat("a", voice.MaxRequestBody) + `"}`, wantStatus: 413},
 		{name: "bad json", auth: bearer(token), body: `{"conversation_id":`, wantStatus: 400},
 		{name: "not an object", auth: bearer(token), body: `["list tasks"]`, wantStatus: 400},
 		{name: "no text", auth: bearer(token), body: `{"conversation_id":"c"}`, wantStatus: 400},
 		{name: "no conversation", auth: bearer(token), body: `{"text":"list tasks"}`, wantStatus: 400},
+		{name: "conversation too long", auth: bearer(token), body: `{"conversation_id":"` + strings.Repeat("c", 300) + `","text":"x"}`, wantStatus: 400},
 		{name: "wrong method", method: http.MethodGet, auth: bearer(token), wantStatus: 405},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			turner := &recordingTurner{}
-			h := voiceRoutes(turner, oneToken(token), newRateLimiter(100, 100, time.Now))
+			h := voiceRoutes(turner, oneToken(token))
 			method := c.method
 			if method == "" {
 				method = http.MethodPost
@@ -79,7 +93,7 @@ func TestVoicePost(t *testing.T) {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != c.wantStatus {
-				t.Fatalf("status %d, want %d: %s", rec.Code, c.wantStatus, rec.Body.String())
+				t.Fatalf("status %d, want %d: %.200s", rec.Code, c.wantStatus, rec.Body.String())
 			}
 			if c.wantStatus != 200 {
 				if turner.calls != 0 {
@@ -87,8 +101,8 @@ func TestVoicePost(t *testing.T) {
 				}
 				return
 			}
-			if turner.text != c.wantText {
-				t.Fatalf("utterance %q, want %q", turner.text, c.wantText)
+			if turner.req.Text != c.wantText {
+				t.Fatalf("utterance %q, want %q", turner.req.Text, c.wantText)
 			}
 			if !strings.Contains(rec.Body.String(), c.wantBody) {
 				t.Fatalf("body %q lacks %q", rec.Body.String(), c.wantBody)
@@ -108,40 +122,144 @@ func TestVoicePost(t *testing.T) {
 	}
 }
 
-func TestVoiceRateLimit(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	h := voiceRoutes(&recordingTurner{}, oneToken("t"), newRateLimiter(1, 3, func() time.Time { return now }))
-	codes := []int{}
-	for range 5 {
-		req := httptest.NewRequest(http.MethodPost, "/voice", strings.NewReader(`{"conversation_id":"c","text":"x"}`))
-		bearer("t")(req)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		codes = append(codes, rec.Code)
+// TestVoicePostAsHomeAssistantPosts sends what the webhook-conversation integration sends, for
+// homes of different sizes, with and without streaming, authenticated as it is configured to
+// (HTTP Basic), and reads the answer as the integration reads it.
+func TestVoicePostAsHomeAssistantPosts(t *testing.T) {
+	log := []hatest.Message{
+		hatest.Text("system", hatest.SystemPrompt),
+		hatest.Text("user", "turn on the kitchen light"),
+		{Role: "assistant"},
+		hatest.Text("tool_result", `{"response_type": "action_done"}`),
+		hatest.Text("assistant", "Done."),
+		hatest.Text("user", "list tasks"),
 	}
-	if want := []int{200, 200, 200, 429, 429}; !equalInts(codes, want) {
-		t.Fatalf("codes %v, want %v", codes, want)
-	}
-	now = now.Add(2 * time.Second)
-	req := httptest.NewRequest(http.MethodPost, "/voice", strings.NewReader(`{"conversation_id":"c","text":"x"}`))
-	bearer("t")(req)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != 200 {
-		t.Fatalf("after refill: %d", rec.Code)
+	user := "6c4e0b9f1a2d"
+	for _, c := range []struct {
+		name     string
+		entities int
+		stream   bool
+	}{
+		{"no entities", 0, false},
+		{"12 entities, streaming", 12, true},
+		{"150 entities", 150, false},
+		{"150 entities, streaming", 150, true},
+		{"2,000 entities, streaming", 2000, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			turner := &recordingTurner{}
+			h := voiceRoutes(turner, oneToken("mvt_secret"))
+			body := hatest.Body(hatest.Chat{ConversationID: "01JF8Q", Log: log, Stream: c.stream, UserID: &user, Entities: hatest.Home(c.entities)})
+			req := httptest.NewRequest(http.MethodPost, "/voice", bytes.NewReader(body))
+			req.SetBasicAuth("homeassistant", "mvt_secret")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "*/*") // aiohttp's default
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Fatalf("%d %s", rec.Code, rec.Body.String())
+			}
+			if want := (voice.Request{Conversation: "01JF8Q", Text: "list tasks", UserID: user}); turner.req != want {
+				t.Fatalf("turn %+v, want %+v", turner.req, want)
+			}
+			if !c.stream {
+				var resp map[string]any
+				if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp["output"] != "You have 3 tasks: a, b and c." {
+					t.Fatalf("%v %s", err, rec.Body.String())
+				}
+				return
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/x-ndjson" {
+				t.Fatalf("content type %q", ct)
+			}
+			if got := readStream(t, rec.Body); got != "You have 3 tasks." {
+				t.Fatalf("streamed %q", got)
+			}
+		})
 	}
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+// readStream reads an NDJSON answer line by line as the integration does: item contents are
+// appended, end stops, lines that are not JSON are skipped. It fails if no end line came.
+func readStream(t *testing.T, r io.Reader) string {
+	t.Helper()
+	var answer strings.Builder
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var chunk map[string]any
+		if json.Unmarshal([]byte(line), &chunk) != nil {
+			continue
+		}
+		switch chunk["type"] {
+		case "item":
+			s, _ := chunk["content"].(string)
+			answer.WriteString(s)
+		case "end":
+			return answer.String()
 		}
 	}
-	return true
+	t.Fatalf("the stream ended without an end line after %q", answer.String())
+	return ""
+}
+
+// countingReader is a request body that counts what the server read of it.
+type countingReader struct {
+	left, read int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), c.left)
+	for i := range p[:n] {
+		p[i] = ' '
+	}
+	c.left -= n
+	c.read += n
+	return n, nil
+}
+
+func TestVoicePostDoesNotReadAnOversizedBodyWhole(t *testing.T) {
+	h := voiceRoutes(&recordingTurner{}, oneToken("t"))
+	for _, c := range []struct {
+		name     string
+		declared bool
+		maxRead  int
+	}{
+		{"declared too long", true, 0},
+		{"chunked, without a length", false, voice.MaxRequestBody + 64<<10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := &countingReader{left: 64 << 20}
+			req := httptest.NewRequest(http.MethodPost, "/voice", io.MultiReader(strings.NewReader(`{"conversation_id":"c","text":"x","pad":`), body))
+			req.ContentLength = -1
+			if c.declared {
+				req.ContentLength = 64 << 20
+			}
+			req.Header.Set("Authorization", "Bearer t")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusRequestEntityTooLarge || body.read > c.maxRead {
+				t.Fatalf("status %d after reading %d bytes (at most %d)", rec.Code, body.read, c.maxRead)
+			}
+		})
+	}
+}
+
+func TestAFailedTurnIsStillSpoken(t *testing.T) {
+	h := voiceRoutes(&recordingTurner{panic: true}, oneToken("t"))
+	req := httptest.NewRequest(http.MethodPost, "/voice", strings.NewReader(`{"conversation_id":"c","text":"x","stream":true}`))
+	req.Header.Set("Authorization", "Bearer t")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 || !strings.Contains(readStream(t, rec.Body), "went wrong") {
+		t.Fatalf("%d %s", rec.Code, rec.Body.String())
+	}
 }
 
 func bearer(token string) func(*http.Request) {
@@ -152,13 +270,6 @@ func basic(user, pass string) func(*http.Request) {
 	return func(r *http.Request) { r.SetBasicAuth(user, pass) }
 }
 
-// voiceRoutes mounts the webhook the way Routes does, without the web app around it.
-func voiceRoutes(turner VoiceTurner, tokens TokenChecker, limit *rateLimiter) http.Handler {
-	r := chi.NewRouter()
-	r.Post("/voice", voicePost(turner, tokens, limit))
-	return r
-}
-
 // FuzzVoicePost feeds arbitrary bodies and headers to the webhook: it never panics, answers only
 // with the contract's statuses, and reaches the turner only with a conversation and some text.
 func FuzzVoicePost(f *testing.F) {
@@ -166,13 +277,13 @@ func FuzzVoicePost(f *testing.F) {
 		`{"conversation_id":"c","text":"list tasks"}`,
 		`{"conversation_id":"c","query":"x","messages":[{"role":"user","content":"y"}]}`,
 		`{"conversation_id":"","text":""}`, `[]`, `null`, `{"text":1}`, "\xff\xfe", `{"messages":[{"role":"user"}]}`,
-		`{"conversation_id":"c","text":"a","text":"b"}`,
+		`{"conversation_id":"c","text":"a","text":"b","stream":true}`,
 	} {
 		f.Add([]byte(seed), "application/json")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, accept string) {
 		turner := &recordingTurner{}
-		h := voiceRoutes(turner, oneToken("t"), newRateLimiter(1e9, 1e9, time.Now))
+		h := voiceRoutes(turner, oneToken("t"))
 		req := httptest.NewRequest(http.MethodPost, "/voice", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")
 		req.Header.Set("Accept", accept)
@@ -180,7 +291,7 @@ func FuzzVoicePost(f *testing.F) {
 		h.ServeHTTP(rec, req)
 		switch rec.Code {
 		case 200:
-			if turner.calls != 1 || turner.conversation == "" || strings.TrimSpace(turner.text) == "" {
+			if turner.calls != 1 || turner.req.Conversation == "" || strings.TrimSpace(turner.req.Text) == "" {
 				t.Fatalf("200 with turn %+v", turner)
 			}
 		case 400, 413:

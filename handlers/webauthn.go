@@ -2,9 +2,10 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -13,40 +14,72 @@ import (
 // maxJSONBody bounds the WebAuthn endpoints' bodies; an attestation is a few kilobytes.
 const maxJSONBody = 64 << 10
 
+// The six ceremonies (sign-in, setup, adding a passkey, step-up, unlock, enrolling a passkey in
+// the vault) share one shape: a begin endpoint answers with the options auth made for
+// navigator.credentials (sendOptions), and a finish endpoint hands the browser's answer to auth
+// (finishAssertion, finishCreation).
+
+// ceremonyStart is a begin endpoint's answer: the options for navigator.credentials as
+// go-webauthn made them, and, for a step-up, what the gesture will approve.
+type ceremonyStart struct {
+	Options any    `json:"options"`
+	Prompt  string `json:"prompt,omitempty"`
+}
+
+// sendOptions answers a begin endpoint with the options auth made, or fails with its error.
+func sendOptions(w http.ResponseWriter, options any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ceremonyStart{Options: options})
+	return nil
+}
+
 // finishBody is what maven.js posts to finish a ceremony.
 type finishBody struct {
 	Name       string          `json:"name"` // registrations: what to call the passkey
 	Credential json.RawMessage `json:"credential"`
 }
 
-// readJSON decodes r's body into v; anything malformed or too long is errBadRequest.
-func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && err != io.EOF {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
+// finishAssertion reads a finish request and hands its assertion to verify (one of auth's
+// Finish… methods) for the ceremony sid began. An answer go-webauthn cannot parse still goes, as
+// nil, so the pending ceremony is consumed: one attempt per ceremony. The parse failure is
+// joined to verify's error, for the log.
+func finishAssertion[T any](w http.ResponseWriter, r *http.Request, sid string,
+	verify func(context.Context, string, *protocol.ParsedCredentialAssertionData) (T, error)) (T, error) {
+	var body finishBody
+	if err := readJSON(w, r, &body); err != nil {
+		var zero T
+		return zero, err
 	}
-	return nil
+	resp, perr := protocol.ParseCredentialRequestResponseBody(bytes.NewReader(body.Credential))
+	if perr != nil {
+		resp, perr = nil, fmt.Errorf("%w: %w", errBadCredential, perr)
+	}
+	out, err := verify(r.Context(), sid, resp)
+	if err != nil {
+		return out, errors.Join(err, perr)
+	}
+	return out, nil
 }
 
-// parseCreation parses a registration answer with go-webauthn's own parser. A parse failure
-// still goes to auth (as nil), which consumes the pending ceremony: one attempt per ceremony.
-func parseCreation(raw json.RawMessage) (*protocol.ParsedCredentialCreationData, error) {
-	p, err := protocol.ParseCredentialCreationResponseBody(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadCredential, err)
+// finishCreation is finishAssertion for a registration, which also names the new passkey.
+func finishCreation[T any](w http.ResponseWriter, r *http.Request, sid string,
+	verify func(context.Context, string, *protocol.ParsedCredentialCreationData, string) (T, error)) (T, error) {
+	var body finishBody
+	if err := readJSON(w, r, &body); err != nil {
+		var zero T
+		return zero, err
 	}
-	return p, nil
-}
-
-// parseAssertion parses a sign-in or step-up answer; see parseCreation.
-func parseAssertion(raw json.RawMessage) (*protocol.ParsedCredentialAssertionData, error) {
-	p, err := protocol.ParseCredentialRequestResponseBody(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadCredential, err)
+	resp, perr := protocol.ParseCredentialCreationResponseBody(bytes.NewReader(body.Credential))
+	if perr != nil {
+		resp, perr = nil, fmt.Errorf("%w: %w", errBadCredential, perr)
 	}
-	return p, nil
+	out, err := verify(r.Context(), sid, resp, body.Name)
+	if err != nil {
+		return out, errors.Join(err, perr)
+	}
+	return out, nil
 }
 
 // origin is the origin a ceremony is bound to: the one the browser says it is on. auth refuses

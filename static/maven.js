@@ -161,6 +161,19 @@
     return 'The passkey step failed. Please try again.';
   }
 
+  // say shows a message beside elt (in the .feedback of its row, bar or card section), where the
+  // owner is looking, and in the page's status area when elt has none.
+  function say(elt, message, kind) {
+    const scope = elt instanceof Element ? elt.closest('.actions, .batch-bar, .pending-command, form, .card, section') : null;
+    const area = scope ? scope.querySelector('.feedback') : null;
+    if (!area) {
+      flash(message, kind);
+      return;
+    }
+    area.textContent = message || '';
+    area.dataset.kind = kind || 'info';
+  }
+
   function flash(message, kind) {
     const area = document.getElementById('flash');
     if (!area) return;
@@ -173,6 +186,11 @@
   }
 
   function requirePasskeys() {
+    if (!window.isSecureContext) {
+      // Browsers hide WebAuthn outside a secure context: the real cause is the address.
+      throw new Failure('Passkeys work only over HTTPS, or over plain HTTP at localhost, and this page is ' +
+        location.origin + '. The box above says how to reach Maven so that they work.');
+    }
     if (!window.PublicKeyCredential || !navigator.credentials) {
       throw new Failure('This browser does not support passkeys.');
     }
@@ -213,11 +231,11 @@
 
   // assert runs one assertion ceremony: begin, the passkey gesture, finish. Maven may send a
   // prompt with the options, saying what the gesture is for; it is shown during the gesture.
-  async function assert(beginURL, finishURL, beginBody) {
+  async function assert(beginURL, finishURL, beginBody, where) {
     requirePasskeys();
     const begin = await post(beginURL, beginBody);
     if (!begin.ok) throw failure(begin);
-    if (begin.data.prompt) flash(begin.data.prompt, 'info');
+    if (begin.data.prompt) say(where, begin.data.prompt, 'info');
     const cred = await navigator.credentials.get({ publicKey: requestOptions(begin.data.options) });
     const finish = await post(finishURL, { credential: assertionJSON(cred) });
     if (!finish.ok) throw failure(finish);
@@ -264,23 +282,32 @@
     return e;
   }
 
-  // showRecoveryCode replaces the page with the vault's new recovery code, shown this once.
+  // showRecoveryCode replaces the page with the vault's new recovery code, shown this once, with
+  // Copy and Download beside it (pages.js), and moves focus to its heading so a screen reader
+  // starts there.
   function showRecoveryCode(code, next, warning) {
     const main = document.querySelector('main');
-    const section = element('section', { id: 'recovery-code', class: 'narrow card recovery-code' });
-    section.appendChild(element('h1', {}, 'Save your recovery code'));
+    const section = element('section', { id: 'recovery-code', class: 'narrow card recovery-code', 'aria-labelledby': 'recovery-heading' });
+    const heading = element('h1', { id: 'recovery-heading', tabindex: '-1' }, 'Save your recovery code');
+    section.appendChild(heading);
     section.appendChild(element('p', {}, 'Maven made a vault for its secrets, and this passkey unlocks it. ' +
-      'The recovery code below unlocks it when no passkey can. Write it down or keep it in a ' +
-      'password manager now: it is shown this once.'));
+      'The recovery code below unlocks it when no passkey can. Keep it in a password manager or ' +
+      'write it down now: it is shown this once.'));
     if (warning) section.appendChild(element('p', { class: 'warning' }, warning));
     const p = element('p', { class: 'code' });
     p.appendChild(element('code', { 'data-recovery-code': '' }, code));
     section.appendChild(p);
+    const tools = element('p', { class: 'actions' });
+    tools.appendChild(element('button', { type: 'button', 'data-action': 'copy-recovery' }, 'Copy'));
+    tools.appendChild(element('button', { type: 'button', 'data-action': 'download-recovery' }, 'Download'));
+    tools.appendChild(element('span', { class: 'feedback', role: 'status' }));
+    section.appendChild(tools);
     const ack = element('p');
     ack.appendChild(element('button', { type: 'button', class: 'primary', 'data-action': 'ack-recovery', 'data-next': next }, 'I have saved it'));
     section.appendChild(ack);
     main.replaceChildren(section);
     flash('');
+    heading.focus();
   }
 
   // showNotice replaces the page with a message and a way on.
@@ -295,10 +322,26 @@
     flash('');
   }
 
-  // stepUp proves, with a user-verified assertion, that the owner wants action on id right now.
-  async function stepUp(action, id) {
-    await assert('/step-up/begin', '/step-up/finish', { action: action, id: id });
-    flash('');
+  // stepUp proves, with a user-verified assertion, that the owner wants exactly what approval
+  // names right now: an action and its items, each with the fingerprint this page showed
+  // ({action, items: [{id, fingerprint}]}, as Maven's 403 sent it). Only those two keys are
+  // sent: htmx adds its own to an event's detail.
+  async function stepUp(approval, where) {
+    await assert('/step-up/begin', '/step-up/finish', { action: approval.action, items: approval.items }, where);
+    say(where, '');
+  }
+
+  // One passkey ceremony at a time: while one runs, the page's polls hold back (so nothing
+  // swaps the button it started from) and a second click starts nothing.
+  async function ceremony(run) {
+    const root = document.documentElement;
+    if (root.dataset.ceremony) throw new Failure('Finish the passkey prompt that is already open first.');
+    root.dataset.ceremony = '1';
+    try {
+      return await run();
+    } finally {
+      delete root.dataset.ceremony;
+    }
   }
 
   // withStepUp runs request; if Maven answers that it needs a fresh step-up, it performs one and
@@ -306,7 +349,7 @@
   async function withStepUp(request) {
     let res = await request();
     if (res.status === 403 && res.data.step_up) {
-      await stepUp(res.data.step_up.action, res.data.step_up.id);
+      await stepUp(res.data.step_up, null);
       res = await request();
     }
     return res;
@@ -321,14 +364,18 @@
     const detail = event.detail || {};
     if (!(elt instanceof Element) || !window.htmx) return;
     if (elt.dataset.stepUpRetry === '1') {
-      flash('Maven asked for your passkey again. Please try once more.', 'error');
+      say(elt, 'Maven asked for your passkey again. Please try once more.', 'error');
       return;
     }
+    const buttons = elt.matches('form') ? Array.from(elt.querySelectorAll('button')) : [elt];
+    buttons.forEach((b) => { b.disabled = true; });
     try {
-      await stepUp(detail.action, detail.id);
+      await ceremony(() => stepUp(detail, elt));
     } catch (err) {
-      flash(friendly(err), 'error');
+      say(elt, friendly(err), 'error');
       return;
+    } finally {
+      buttons.forEach((b) => { b.disabled = false; });
     }
     elt.dataset.stepUpRetry = '1';
     try {
@@ -345,75 +392,86 @@
   // A new action clears the last message; the servers card polling does not.
   document.addEventListener('htmx:beforeRequest', function (event) {
     const elt = event.detail && event.detail.elt;
-    if (elt instanceof Element && !elt.closest('#mcp-servers')) flash('');
+    if (elt instanceof Element && elt.id !== 'mcp-servers') {
+      flash('');
+      if (!elt.dataset.stepUpRetry) say(elt, '');
+    }
   });
 
   document.addEventListener('htmx:sendError', function () {
     flash('Maven cannot be reached. Is it still running?', 'error');
   });
 
+  // The buttons that run a passkey ceremony, by their data-action.
+  const ceremonies = new Set(['register', 'unlock', 'enroll', 'ack-recovery', 'login', 'add-passkey']);
+
   document.addEventListener('click', async function (event) {
     const button = event.target instanceof Element ? event.target.closest('button[data-action]') : null;
     if (!button || button.disabled) return;
+    if (!ceremonies.has(button.dataset.action)) return;
     event.preventDefault();
     button.disabled = true;
     try {
-      switch (button.dataset.action) {
-        case 'register': {
-          flash('Follow your device’s prompt to create the passkey.', 'info');
-          const done = await register('/setup/begin', '/setup/finish', { token: button.dataset.token || '' });
-          const next = done.redirect || '/tools';
-          if (!(await afterRegistration(done, next))) window.location.assign(next);
-          break;
-        }
-        case 'unlock': {
-          const done = await unlock();
-          if (done.ok) {
-            window.location.assign(done.redirect || '/tools');
-            break;
-          }
-          const note = document.getElementById('no-prf');
-          if (note) note.hidden = false;
-          else flash(done.error || 'This passkey cannot unlock Maven.', 'error');
-          const recovery = document.getElementById('recovery');
-          if (recovery) recovery.open = true;
-          const input = document.getElementById('recovery-code');
-          if (input) input.focus();
-          break;
-        }
-        case 'enroll': {
-          const res = await enroll(button.dataset.passkeyId);
-          if (res.recovery_code) {
-            showRecoveryCode(res.recovery_code, '/passkeys', res.error);
-            break;
-          }
-          await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
-          flash('This passkey can now unlock Maven.', 'info');
-          break;
-        }
-        case 'ack-recovery': {
-          window.location.assign(button.dataset.next || '/tools');
-          break;
-        }
-        case 'login': {
-          const done = await login();
-          window.location.assign(done.redirect || '/tools');
-          break;
-        }
-        case 'add-passkey': {
-          const done = await register('/passkeys/add/begin', '/passkeys/add/finish', {});
-          if (await afterRegistration(done, '/passkeys')) break;
-          const input = document.getElementById('passkey-name');
-          if (input) input.value = '';
-          await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
-          flash('Passkey added.', 'info');
-          break;
-        }
-      }
+      await ceremony(() => runAction(button));
     } catch (err) {
-      flash(friendly(err), 'error');
+      say(button, friendly(err), 'error');
     } finally {
       button.disabled = false;
     }
   });
+
+  async function runAction(button) {
+    switch (button.dataset.action) {
+      case 'register': {
+        flash('Follow your device’s prompt to create the passkey.', 'info');
+        const done = await register('/setup/begin', '/setup/finish', { token: button.dataset.token || '' });
+        const next = done.redirect || '/tools';
+        if (!(await afterRegistration(done, next))) window.location.assign(next);
+        break;
+      }
+      case 'unlock': {
+        const done = await unlock();
+        if (done.ok) {
+          window.location.assign(done.redirect || '/tools');
+          break;
+        }
+        const note = document.getElementById('no-prf');
+        if (note) note.hidden = false;
+        else flash(done.error || 'This passkey cannot unlock Maven.', 'error');
+        const recovery = document.getElementById('recovery');
+        if (recovery) recovery.open = true;
+        const input = document.getElementById('recovery-code');
+        if (input) input.focus();
+        break;
+      }
+      case 'enroll': {
+        const res = await enroll(button.dataset.passkeyId);
+        if (res.recovery_code) {
+          showRecoveryCode(res.recovery_code, '/passkeys', res.error);
+          break;
+        }
+        await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
+        flash('This passkey can now unlock Maven.', 'info');
+        break;
+      }
+      case 'ack-recovery': {
+        window.location.assign(button.dataset.next || '/tools');
+        break;
+      }
+      case 'login': {
+        const done = await login();
+        window.location.assign(done.redirect || '/tools');
+        break;
+      }
+      case 'add-passkey': {
+        const done = await register('/passkeys/add/begin', '/passkeys/add/finish', {});
+        if (await afterRegistration(done, '/passkeys')) break;
+        const input = document.getElementById('passkey-name');
+        if (input) input.value = '';
+        await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
+        flash('Passkey added.', 'info');
+        break;
+      }
+    }
+  }
 })();

@@ -1,5 +1,6 @@
 // Package static holds the files the browser loads: Maven's stylesheet, its small WebAuthn glue
-// script, and the vendored htmx (see VENDORED.md). They are embedded in the binary.
+// script (maven.js), its page behaviour (pages.js), and the vendored htmx (see VENDORED.md).
+// They are embedded in the binary.
 package static
 
 import (
@@ -7,7 +8,7 @@ import (
 	"io/fs"
 )
 
-//go:embed htmx.min.js htmx.LICENSE maven.js maven.css favicon.svg
+//go:embed htmx.min.js htmx.LICENSE maven.js pages.js maven.css favicon.svg
 var files embed.FS
 
 // FS returns the embedded static files, by name ("maven.css").

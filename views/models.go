@@ -13,6 +13,17 @@ type Page struct {
 	RecoveryUsed bool
 }
 
+// Reach says how to reach Maven at an address where passkeys work: the configured origins, and
+// for origins on localhost the SSH tunnel that brings one to another computer.
+type Reach struct {
+	Origins     []string
+	OriginsJSON string // the same, for pages.js to compare with the page's own origin
+	Origin      string // the first configured origin
+	LocalOnly   bool   // every origin is on localhost: only this machine, or a tunnel, reaches it
+	Tunnel      string // "ssh -L 8080:localhost:8080 you@HOST"
+	TunnelHost  string // HOST in Tunnel, as the browser named this machine ("" when not known)
+}
+
 // Segment is a run of text, or one hidden character spelled out as its code point.
 type Segment struct {
 	Text   string
@@ -23,6 +34,13 @@ type Segment struct {
 // Text is text from outside Maven, split so hidden characters show (see app/reveal).
 type Text []Segment
 
+// Time is a moment as every page shows it: one format, to the minute, in the daemon's zone, with
+// the machine-readable instant for <time datetime>.
+type Time struct {
+	Text string // "2 Jan 2006, 15:04"; "" for no time
+	ISO  string // RFC 3339, UTC
+}
+
 // ToolsPage is the /tools page.
 type ToolsPage struct {
 	Page
@@ -30,31 +48,48 @@ type ToolsPage struct {
 	Servers ServersCard
 }
 
-// ToolList is the searchable, paginated list of allowlist rows; the search box swaps it.
+// ToolList is the searchable, filtered, paginated list of allowlist rows, grouped by server;
+// the search box, the filters and the pager swap it.
 type ToolList struct {
-	Query  string
-	Counts []StateCount // every state, proposed first, counting the rows that match Query
-	Groups []ToolGroup  // this page's rows, grouped by state
-	Total  int          // rows that match Query
-	Pager  Pager
-	Empty  string // what to say when no row matches
-	// RefreshURL renders this list again (same query, same page): the list reloads itself from
-	// it after an Enable or Disable, so rows move to their new group and the counts follow.
+	Query   string
+	State   string      // the state filter ("" for every state)
+	Filters Filters     // "All", then each state, counting the rows that match Query
+	Groups  []ToolGroup // this page's rows, by server
+	Total   int         // rows in this view (Query and State)
+	Pager   Pager
+	Empty   string // what to say when no row is in this view
+	// Start, when the allowlist is empty, says where tools come from: the config file.
+	Start *ConfigInfo
+	// RefreshURL renders this list again (same query, filter and page).
 	RefreshURL string
+	// Seen is the whole allowlist's count per state this list was rendered from; the servers
+	// card's poll sends it back, and learns so whether the list is out of date.
+	Seen string
+	// Selectable: some row on this page can be enabled, so the batch bar is shown.
+	Selectable bool
+	// Result is what a batch approval did, shown beside its button.
+	Result *BatchResult
 }
 
-// StateCount is how many matching rows are in one state.
-type StateCount struct {
-	State string
-	Label string
-	Count int
+// Filters are the state filter's links; OOB renders them for an out-of-band swap, when an
+// action on a row changed the counts.
+type Filters struct {
+	Items []StateFilter
+	OOB   bool
 }
 
-// ToolGroup is the rows of one state on this page.
+// StateFilter is one link of the state filter: a state (or "" for all) and its count.
+type StateFilter struct {
+	State   string
+	Label   string
+	Count   int
+	URL     string
+	Current bool
+}
+
+// ToolGroup is the rows of one server (or the local commands) on this page.
 type ToolGroup struct {
-	State string
-	Label string
-	Count int // rows in this state overall (all pages)
+	Title string // "MCP server “tasks”" or "Local commands"
 	Rows  []ToolRow
 }
 
@@ -64,6 +99,29 @@ type Pager struct {
 	From, To    int // the 1-based positions of the first and last row shown
 	PrevURL     string
 	NextURL     string
+}
+
+// ConfigInfo says which config file Maven read, for a page that has nothing to show yet.
+type ConfigInfo struct {
+	Path   string // the file, as given or the default
+	Loaded bool   // it exists and was read; false: the embedded defaults run, and this is where a file would be read
+	// Servers is how many MCP servers it configures: they propose their tools once connected.
+	Servers int
+}
+
+// BatchResult is what one approval of several rows did: which were enabled, and which were
+// refused and why (each refused row is also shown with what changed).
+type BatchResult struct {
+	Enabled []string // names
+	Refused []Refusal
+	// Moved links to where the enabled rows went, when the page's view no longer shows them.
+	Moved string
+}
+
+// Refusal is one item of a batch that was not enabled.
+type Refusal struct {
+	Name   string
+	Reason string
 }
 
 // ToolRow is one allowlist row.
@@ -82,14 +140,43 @@ type ToolRow struct {
 	Schema      Text // the input schema, indented
 	HasSchema   bool
 	Provenance  Text
-	Diff        []FieldDiff // what changed since the owner approved the row
-	RenameOf    Text
-	Invisible   bool // name, description or schema hold hidden characters
-	Mixed       bool // the name mixes writing systems
+	Diff        []FieldDiff // what changed: since the owner approved the row, or since their page showed it
+	DiffTitle   string      // which of the two
+	// ChangedSinceShown marks a row answered to an approval refused because it changed after
+	// the owner's page showed it.
+	ChangedSinceShown bool
+	RenameOf          Text
+	Invisible         bool // name, description or schema hold hidden characters
+	Mixed             bool // the name mixes writing systems
+	// Fingerprint is what an approval of the row binds to (allowlist.Tool.ApprovalDigest), shown
+	// as data-fingerprint; EnableVals the htmx values of its Enable button, which carry it.
+	Fingerprint string
+	EnableVals  string
 	CanEnable   bool
 	CanDisable  bool
-	EnabledAt   string
-	UpdatedAt   string
+	// DisableLabel is "Reject" for a proposal (it disables it) and "Disable" for an enabled row.
+	DisableLabel string
+	EnabledAt    Time
+	// Status is what the owner's last action on this row did, shown beside its buttons.
+	Status string
+}
+
+// MovedRow stands where a row was after an action moved it out of the filtered view: it says
+// what happened and where the row is now.
+type MovedRow struct {
+	ID      int64
+	Name    string
+	Message string // "Enabled."
+	Where   string // the state it is in now, in words
+	URL     string // a view that shows it
+}
+
+// RowChange answers an action on one row: the row again (Row), or, when it left the page's
+// view, a note where it was (Moved); and the state filters with their new counts.
+type RowChange struct {
+	Row     *ToolRow
+	Moved   *MovedRow
+	Filters Filters
 }
 
 // FieldDiff is one field of a redefined tool, as approved and as declared now.
@@ -100,12 +187,19 @@ type FieldDiff struct {
 	Block bool // show preformatted (schemas)
 }
 
-// ServersCard is the "MCP servers" card.
+// ServersCard is the "MCP servers" card, which refreshes itself every two seconds.
 type ServersCard struct {
-	Poll    bool // refresh itself every few seconds
 	Servers []ServerRow
-	// Pending are the stdio command lines that wait for the owner's approval to start.
-	Pending []PendingCommand
+	Summary []string // "5 connected", "1 awaiting your approval", in the servers' order
+	Waiting int      // command lines that wait for the owner's approval
+	// News, in the card's poll only, tells the tool list on the page that the allowlist changed
+	// since it was rendered (an out-of-band swap).
+	News *ToolsNews
+}
+
+// ToolsNews is the notice that the allowlist changed since the list on the page was rendered.
+type ToolsNews struct {
+	Message string // "14 new tools to review"
 }
 
 // PendingCommand is a stdio server's command line that starts only once the owner approves it.
@@ -113,7 +207,17 @@ type PendingCommand struct {
 	ID      int64
 	Server  string
 	Display string // the exact command line, environment and working directory
-	SeenAt  string
+	Seen    Time
+	// Changed: the server ran an approved command line before, and Lines show this one against
+	// it.
+	Changed bool
+	Lines   []DiffLine
+}
+
+// DiffLine is one line of a command line compared with the approved one.
+type DiffLine struct {
+	Kind string // "same", "was" or "now"
+	Text string
 }
 
 // ServerRow is one MCP server's status.
@@ -123,13 +227,22 @@ type ServerRow struct {
 	Target     string
 	State      string
 	StateLabel string
-	Trouble    bool   // the state is one the owner may want to act on
-	LastError  Text   // written by the far end: hidden characters spelled out
-	Since      string // relative ("3 minutes ago")
-	SinceISO   string
-	Tools      int
-	Trust      string
-	TrustText  string
+	// Tone is how the state is shown: "ok" (connected), "calm" (nothing is wrong, or the owner
+	// has something to do), "trouble" (it failed).
+	Tone string
+	// Open shows the details unfolded: the owner may want to act.
+	Open bool
+	// Action says what the owner can do about the state, with a link when it leads elsewhere.
+	Action      string
+	ActionURL   string
+	ActionLabel string
+	LastError   Text // written by the far end: hidden characters spelled out; only in trouble
+	Since       Time
+	Tools       int
+	Trust       string
+	TrustText   string
+	TrustShort  string
+	Pending     *PendingCommand // the command line it waits for the owner to approve
 }
 
 // PasskeysPage is the /passkeys page.
@@ -146,14 +259,12 @@ type PasskeyList struct {
 
 // PasskeyRow is one passkey.
 type PasskeyRow struct {
-	ID          int64
-	Name        string
-	Created     string
-	CreatedISO  string
-	LastUsed    string // "never" when unused since registration
-	LastUsedISO string
-	CanUnlock   bool
-	Unlock      string // "can unlock" or "can sign in, cannot unlock"
+	ID        int64
+	Name      string
+	Created   Time
+	LastUsed  Time // zero Text when never used since registration
+	CanUnlock bool
+	Unlock    string // "can unlock" or "can sign in, cannot unlock"
 	// CanEnroll offers to let the passkey unlock: it supports PRF, the vault has no slot for it,
 	// and the vault is open (or not yet created).
 	CanEnroll bool
@@ -163,14 +274,20 @@ type PasskeyRow struct {
 // SetupPage is /setup.
 type SetupPage struct {
 	Page
+	Reach  Reach
 	Token  string
 	Usable bool // the token is an unused, unexpired setup link
+	// Passkeys the owner already has: the link adds one more to the same owner.
+	Passkeys int
 }
 
 // LoginPage is /login.
 type LoginPage struct {
 	Page
+	Reach       Reach
 	HasPasskeys bool
+	// Why says why the browser was sent here ("passkey-removed", "recovered"); "" for none.
+	Why string
 }
 
 // ErrorPage is a full-page error.
@@ -178,6 +295,14 @@ type ErrorPage struct {
 	Page
 	Status  int
 	Message string
+}
+
+// WrongHostPage names the addresses Maven answers at, to a browser that asked at another, and
+// how to get there from where the owner is.
+type WrongHostPage struct {
+	Page
+	Host  string // the address asked for
+	Reach Reach
 }
 
 // Flash is a short message shown in the page's status area.
@@ -189,6 +314,7 @@ type Flash struct {
 // UnlockPage is /unlock, built for a phone.
 type UnlockPage struct {
 	Page
+	Reach    Reach
 	HasVault bool
 	Locked   bool
 	Error    string // why the recovery code did not unlock
@@ -203,10 +329,20 @@ type SecretsPage struct {
 	Recovery RecoveryCard
 }
 
-// SecretsCard lists the sealed secrets' names and sets new ones; setting swaps it.
+// SecretsCard lists every secret that is sealed or that the config refers to, and sets new
+// ones; setting and deleting swap it.
 type SecretsCard struct {
 	HasVault bool
-	Names    []string
+	Secrets  []SecretItem
+	Missing  int // secrets servers refer to that are not set
+}
+
+// SecretItem is one secret, by name: never its value.
+type SecretItem struct {
+	Name    string
+	Sealed  bool     // the vault holds it
+	Missing bool     // servers refer to it and it is not set
+	Servers []string // the configured servers that use it
 }
 
 // RecoveryCard offers to replace the recovery code, and shows a new one once.

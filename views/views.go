@@ -26,12 +26,16 @@ const (
 	PageError    = "error"
 	PageUnlock   = "unlock"
 	PageSecrets  = "secrets"
+	// PageWrongHost refuses a page asked for at an address Maven is not configured for.
+	PageWrongHost = "wrong_host"
 )
 
 // Partial names, for Templates.Partial.
 const (
-	PartialToolList    = "tools/_list"
-	PartialToolRow     = "tools/_row"
+	PartialToolList = "tools/_list"
+	PartialToolRow  = "tools/_row"
+	// PartialToolChanged answers an action on a row (RowChange).
+	PartialToolChanged = "tools/_changed"
 	PartialServers     = "servers/_card"
 	PartialPasskeyList = "passkeys/_list"
 	PartialFlash       = "shared/_flash"
@@ -76,12 +80,12 @@ func Parse(asset func(name string) string) (*Templates, error) {
 		}
 		t.pages[path.Base(strings.TrimSuffix(p, ".html"))] = page
 	}
-	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets} {
+	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost} {
 		if t.pages[name] == nil {
 			return nil, fmt.Errorf("views: page %q is missing", name)
 		}
 	}
-	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery} {
+	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery} {
 		if base.Lookup(name) == nil {
 			return nil, fmt.Errorf("views: template %q is missing", name)
 		}

@@ -58,7 +58,12 @@ func TestRedeclareCoalescesRepeats(t *testing.T) {
 	if got, want := trail(), "proposed enabled redefined×3 "; got != want {
 		t.Fatalf("trail %q, want %q", got, want)
 	}
-	if err := s.Record(ctx, row.ID, "voice", "ran", nil); err != nil {
+	// A page that showed the shape the last counted redefinition replaced can still say what
+	// that shape was.
+	if got, err := s.DeclaredWhen(ctx, row.ID, "sha256:3"); err != nil || got != `{"name":"t","v":2}` {
+		t.Fatalf("DeclaredWhen(the shape before the last repeat) = %q, %v", got, err)
+	}
+	if _, err := s.DisableTool(ctx, row.ID, "owner"); err != nil {
 		t.Fatal(err)
 	}
 	redeclare(true, since) // after something else happened: an event of its own
@@ -66,7 +71,7 @@ func TestRedeclareCoalescesRepeats(t *testing.T) {
 	redeclare(false, since) // stops claiming read-only: destructive is raised, an event
 	redeclare(false, since)
 	redeclare(false, time.Now().Add(time.Hour)) // a new window: an event of its own
-	if got, want := trail(), "proposed enabled redefined×3 ran redefined×2 redefined×2 redefined "; got != want {
+	if got, want := trail(), "proposed enabled redefined×3 disabled redefined×2 redefined×2 redefined "; got != want {
 		t.Fatalf("trail %q, want %q", got, want)
 	}
 	if got, err := s.Get(ctx, row.ID); err != nil || got.Fingerprint != fmt.Sprintf("sha256:%d", n+1) {

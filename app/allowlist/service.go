@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"maven/app/auth"
 )
@@ -63,20 +60,6 @@ func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
 // Version changes after every update; equal versions mean the rows have not changed.
 func (s *Service) Version() uint64 { return s.version.Load() }
 
-// Record appends an event that changes no row, such as a voice turn that ran or was refused
-// (the audit trail covers use as well as approval).
-// It is one INSERT, without a transaction around it: a voice turn pays for it on every run.
-func (s *Service) Record(ctx context.Context, toolID int64, actor, action string, detail map[string]any) error {
-	e, err := newEvent(s.now().UTC(), toolID, actor, action, detail)
-	if err != nil {
-		return err
-	}
-	if err := s.store.AppendEvent(ctx, &e); err != nil {
-		return fmt.Errorf("append %s event for tool %d: %w", action, toolID, err)
-	}
-	return nil
-}
-
 // ProposeTool proposes one row in its own transaction. See Tx.Propose.
 func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created bool, err error) {
 	err = s.Update(ctx, func(tx *Tx) error {
@@ -86,7 +69,9 @@ func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created 
 	return t, created, err
 }
 
-// EnableTool enables one row; proof must be a step-up for enabling exactly this row.
+// EnableTool enables one row. proof must be a step-up for enabling this row, and the row must
+// still be the shape the proof says the owner was shown (its ApprovalDigest), else a
+// *ShapeChangedError and nothing changes.
 func (s *Service) EnableTool(ctx context.Context, id int64, proof auth.StepUp) (t Tool, err error) {
 	err = s.Update(ctx, func(tx *Tx) error {
 		t, err = tx.Enable(ctx, id, proof)
@@ -111,43 +96,6 @@ func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) 
 		return err
 	})
 	return t, err
-}
-
-// LocalTool is a local command as the config names it.
-type LocalTool struct {
-	Name string
-	Argv []string
-}
-
-// SyncConfigTools proposes the config's local commands and withdraws the config-sourced rows the
-// config no longer names, all in one transaction.
-func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) error {
-	return s.Update(ctx, func(tx *Tx) error {
-		kept := make(map[int64]bool, len(tools))
-		for _, lt := range tools {
-			t, _, err := tx.Propose(ctx, Proposal{
-				Name: lt.Name, Cmd: lt.Argv, Scope: ScopeLocal,
-				Source: SourceConfig, Provenance: "proposed from the config file", Actor: "config",
-			})
-			if err != nil {
-				return fmt.Errorf("config tool %q: %w", lt.Name, err)
-			}
-			kept[t.ID] = true
-		}
-		rows, err := tx.st.ListTools(ctx, Filter{Scope: ScopeLocal, Source: SourceConfig})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if kept[r.ID] || r.State == StateWithdrawn {
-				continue
-			}
-			if _, err := tx.Withdraw(ctx, r.ID, "config", "removed from config"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // Tx applies rule-checked changes inside one transaction (see Service.Update).
@@ -286,13 +234,22 @@ func (tx *Tx) insertProposed(ctx context.Context, ps []Proposal) ([]Tool, error)
 	return rows, nil
 }
 
-// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row
-// can do it.
+// Enable moves a proposed or disabled row to enabled. Only a step-up for enabling this very row,
+// as the owner was shown it, can do it: a row redefined since is refused with a
+// *ShapeChangedError.
 func (tx *Tx) Enable(ctx context.Context, id int64, proof auth.StepUp) (Tool, error) {
-	if !proof.Permits(auth.ActionEnableTool, id) {
-		return Tool{}, ErrStepUpRequired
+	shown, ok := proof.Shown(auth.ActionEnableTool, id)
+	if !ok {
+		return Tool{}, fmt.Errorf("enable tool %d: %w", id, auth.ErrStepUpRequired)
 	}
-	t, err := tx.transition(ctx, id, StateEnabled)
+	t, err := tx.st.GetTool(ctx, id)
+	if err != nil {
+		return Tool{}, err
+	}
+	if err := CheckShown(t, shown); err != nil {
+		return Tool{}, err
+	}
+	t, err = tx.transition(ctx, id, StateEnabled)
 	if err != nil {
 		return Tool{}, err
 	}
@@ -325,6 +282,9 @@ func (tx *Tx) Withdraw(ctx context.Context, id int64, actor, reason string) (Too
 	t.State, t.Provenance = StateWithdrawn, reason
 	return t, tx.save(ctx, &t, old, actor, "withdrawn", map[string]any{"reason": reason})
 }
+
+// actionRedefined is the audit action of Redeclare.
+const actionRedefined = "redefined"
 
 // Redeclaration is a new declared shape for an existing MCP row.
 type Redeclaration struct {
@@ -369,21 +329,22 @@ func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, e
 	t.Fingerprint, t.Declared = r.Fingerprint, r.Declared
 	t.Description, t.InputSchema = r.Description, schemaOrEmpty(r.InputSchema)
 	t.ChangedFields, t.Provenance = slices.Clone(r.ChangedFields), r.Provenance
+	// The previous shape is kept in the trail, so a page that showed it can show what changed.
 	detail := map[string]any{
 		"changed": r.ChangedFields, "fingerprint": r.Fingerprint, "previous_fingerprint": old.Fingerprint,
-		"destructive_raised": t.Destructive && !old.Destructive,
+		"previous_declared": old.Declared, "destructive_raised": t.Destructive && !old.Destructive,
 	}
 	repeatOf, err := tx.repeatable(ctx, old, t, r.CoalesceSince)
 	if err != nil {
 		return Tool{}, err
 	}
 	if repeatOf == 0 {
-		return t, tx.save(ctx, &t, old, "discovery", "redefined", detail)
+		return t, tx.save(ctx, &t, old, "discovery", actionRedefined, detail)
 	}
 	if err := tx.write(ctx, &t, old); err != nil {
 		return Tool{}, err
 	}
-	e, err := newEvent(tx.now, t.ID, "discovery", "redefined", detail)
+	e, err := newEvent(tx.now, t.ID, "discovery", actionRedefined, detail)
 	if err != nil {
 		return Tool{}, err
 	}
@@ -450,7 +411,7 @@ func (tx *Tx) repeatable(ctx context.Context, old, t Tool, since time.Time) (int
 	if err != nil {
 		return 0, err
 	}
-	if last.Action != "redefined" || last.At.Before(since) {
+	if last.Action != actionRedefined || last.At.Before(since) {
 		return 0, nil
 	}
 	return last.ID, nil
@@ -528,61 +489,5 @@ func (tx *Tx) checkNameFree(ctx context.Context, name string, self int64) error 
 	if other.ID == self {
 		return nil
 	}
-	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d)", ErrInvalid, name, other.ID)
-}
-
-// sameRow reports whether saving t over old would change nothing.
-func sameRow(t, old Tool) bool {
-	return t.Name == old.Name && t.State == old.State && t.Destructive == old.Destructive &&
-		t.ReadOnly == old.ReadOnly && t.Description == old.Description &&
-		string(t.InputSchema) == string(old.InputSchema) && t.Fingerprint == old.Fingerprint &&
-		t.Declared == old.Declared && t.RenameOf == old.RenameOf && t.Provenance == old.Provenance
-}
-
-const maxNameLen = 64
-
-func validateProposal(p Proposal) error {
-	switch {
-	case p.Name == "":
-		return fmt.Errorf("%w: a tool needs a name", ErrInvalid)
-	case len(p.Name) > maxNameLen:
-		return fmt.Errorf("%w: name %q is longer than %d bytes", ErrInvalid, p.Name, maxNameLen)
-	case !validName(p.Name):
-		return fmt.Errorf("%w: name %q may only hold letters, digits, '_' and '-'", ErrInvalid, p.Name)
-	case len(p.Cmd) == 0 || p.Cmd[0] == "":
-		return fmt.Errorf("%w: tool %q has an empty command", ErrInvalid, p.Name)
-	case p.Scope == "":
-		return fmt.Errorf("%w: tool %q has no scope", ErrInvalid, p.Name)
-	}
-	isMCPCmd := p.Cmd[0] == "mcp"
-	if p.Scope == ScopeLocal && isMCPCmd {
-		return fmt.Errorf("%w: a local command cannot start with \"mcp\"", ErrInvalid)
-	}
-	if p.Scope != ScopeLocal {
-		if !isMCPCmd || len(p.Cmd) != 3 || MCPScope(p.Cmd[1]) != p.Scope {
-			return fmt.Errorf("%w: scope %q needs cmd [\"mcp\", server, tool] of that server", ErrInvalid, p.Scope)
-		}
-	}
-	for _, a := range p.Cmd {
-		if !utf8.ValidString(a) || strings.ContainsRune(a, 0) {
-			return fmt.Errorf("%w: tool %q has an argument that is not valid text", ErrInvalid, p.Name)
-		}
-	}
-	return nil
-}
-
-func validName(name string) bool {
-	for _, r := range name {
-		if r != '_' && r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
-}
-
-func schemaOrEmpty(s json.RawMessage) json.RawMessage {
-	if len(s) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	return slices.Clone(s)
+	return fmt.Errorf("%w: the name %q already belongs to another tool (id %d, %s, %s)", ErrInvalid, name, other.ID, other.Scope, other.State)
 }

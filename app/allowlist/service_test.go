@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -37,6 +39,16 @@ func mcpProposal(server, tool string, readOnly bool) allowlist.Proposal {
 	}
 }
 
+// enableProof is a real step-up approving the enabling of row id as it is now.
+func enableProof(t *testing.T, s *allowlist.Service, id int64) auth.StepUp {
+	t.Helper()
+	row, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest()))
+}
+
 // toState drives a fresh proposed row to the wanted starting state through legal moves.
 func toState(t *testing.T, ctx context.Context, s *allowlist.Service, id int64, state allowlist.State) {
 	t.Helper()
@@ -44,7 +56,7 @@ func toState(t *testing.T, ctx context.Context, s *allowlist.Service, id int64, 
 	switch state {
 	case allowlist.StateProposed:
 	case allowlist.StateEnabled:
-		_, err = s.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+		_, err = s.EnableTool(ctx, id, enableProof(t, s, id))
 	case allowlist.StateDisabled:
 		_, err = s.DisableTool(ctx, id, "owner")
 	case allowlist.StateWithdrawn:
@@ -74,7 +86,7 @@ func TestTransitions(t *testing.T) {
 	ctx := context.Background()
 	moves := []move{
 		{"enable", allowlist.StateEnabled, func(t *testing.T, s *allowlist.Service, id int64) error {
-			_, err := s.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id))
+			_, err := s.EnableTool(ctx, id, enableProof(t, s, id))
 			return err
 		}},
 		{"disable", allowlist.StateDisabled, func(t *testing.T, s *allowlist.Service, id int64) error {
@@ -168,13 +180,13 @@ func TestEnableNeedsStepUpForThisTool(t *testing.T) {
 		proof auth.StepUp
 	}{
 		{"zero proof", auth.StepUp{}},
-		{"proof for another tool", auth.ForTest(t, auth.ActionEnableTool, b.ID)},
-		{"proof for another action", auth.ForTest(t, auth.ActionAddPasskey, a.ID)},
+		{"proof for another tool", enableProof(t, s, b.ID)},
+		{"proof for another action", authtest.Proof(t, auth.One(auth.ActionRemovePasskey, a.ID, ""))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.EnableTool(ctx, a.ID, c.proof)
-			if !errors.Is(err, allowlist.ErrStepUpRequired) {
+			if !errors.Is(err, auth.ErrStepUpRequired) {
 				t.Fatalf("err = %v, want ErrStepUpRequired", err)
 			}
 			got, _ := s.Get(ctx, a.ID)
@@ -183,9 +195,79 @@ func TestEnableNeedsStepUpForThisTool(t *testing.T) {
 			}
 		})
 	}
-	got, err := s.EnableTool(ctx, a.ID, auth.ForTest(t, auth.ActionEnableTool, a.ID))
-	if err != nil || got.State != allowlist.StateEnabled || got.EnabledBy != "owner" || got.EnabledAt == nil {
+	got, err := s.EnableTool(ctx, a.ID, enableProof(t, s, a.ID))
+	if err != nil || got.State != allowlist.StateEnabled || !strings.HasPrefix(got.EnabledBy, "owner (passkey") || got.EnabledAt == nil {
 		t.Fatalf("enable with the right proof: %+v, %v", got, err)
+	}
+}
+
+// TestEnableRefusesAShapeOtherThanShown: the proof names the fingerprint the owner's page
+// showed; a row redefined since is refused with a ShapeChangedError carrying the row as it is
+// now, nothing changes, and the trail keeps the shape that was shown.
+func TestEnableRefusesAShapeOtherThanShown(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	row, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "report", true))
+	shown := enableProof(t, s, row.ID) // the owner approves what the page shows
+	var redefined allowlist.Tool
+	err := s.Update(ctx, func(tx *allowlist.Tx) (err error) {
+		redefined, err = tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{
+			Fingerprint: "sha256:2", Declared: `{"name":"report","description":"Deletes every report."}`,
+			Description: "Deletes every report.", ChangedFields: []string{"description"}, Provenance: "redefined",
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := eventCount(t, s, row.ID)
+	_, err = s.EnableTool(ctx, row.ID, shown)
+	var changed *allowlist.ShapeChangedError
+	if !errors.As(err, &changed) || !errors.Is(err, allowlist.ErrShapeChanged) || changed.Shown != "sha256:1" || changed.Tool.Fingerprint != "sha256:2" {
+		t.Fatalf("enable of the shape shown after a redefinition: %v", err)
+	}
+	if got, _ := s.Get(ctx, row.ID); got.State != allowlist.StateProposed || eventCount(t, s, row.ID) != events {
+		t.Fatalf("a refused enable changed the row: %+v", got)
+	}
+	if seen, err := s.DeclaredWhen(ctx, row.ID, "sha256:1"); err != nil || seen != row.Declared {
+		t.Fatalf("DeclaredWhen(shown) = %q, %v; want %q", seen, err, row.Declared)
+	}
+	if seen, _ := s.DeclaredWhen(ctx, row.ID, redefined.Fingerprint); seen != "" {
+		t.Fatalf("DeclaredWhen(current) = %q, want \"\"", seen)
+	}
+	if _, err := s.EnableTool(ctx, row.ID, enableProof(t, s, row.ID)); err != nil {
+		t.Fatalf("enable of the shape now shown: %v", err)
+	}
+}
+
+func TestApprovalDigestCoversWhatIsShown(t *testing.T) {
+	local := allowlist.Tool{Name: "restart_router", Cmd: []string{"/usr/bin/restart", "router"}, Scope: allowlist.ScopeLocal}
+	base := local.ApprovalDigest()
+	if !strings.HasPrefix(base, "sha256:") || len(base) != len("sha256:")+64 {
+		t.Fatalf("digest %q", base)
+	}
+	for name, edit := range map[string]func(*allowlist.Tool){
+		"spoken name":     func(t *allowlist.Tool) { t.Name = "reboot_all" },
+		"command":         func(t *allowlist.Tool) { t.Cmd = []string{"/usr/bin/restart", "modem"} },
+		"description":     func(t *allowlist.Tool) { t.Description = "also wipes" },
+		"input schema":    func(t *allowlist.Tool) { t.InputSchema = json.RawMessage(`{"type":"object","required":["x"]}`) },
+		"read-only claim": func(t *allowlist.Tool) { t.ReadOnly = true },
+	} {
+		changed := local
+		edit(&changed)
+		if changed.ApprovalDigest() == base {
+			t.Errorf("a change of the %s keeps the digest", name)
+		}
+	}
+	// Nothing else moves it: the state, the provenance, the time.
+	same := local
+	same.State, same.Provenance, same.UpdatedAt = allowlist.StateDisabled, "config", time.Now()
+	if same.ApprovalDigest() != base {
+		t.Error("the digest depends on what the owner approves nothing of")
+	}
+	mcpRow := allowlist.Tool{Name: "a", Fingerprint: "sha256:abc"}
+	if mcpRow.ApprovalDigest() != "sha256:abc" {
+		t.Errorf("an MCP row binds to its fingerprint, got %s", mcpRow.ApprovalDigest())
 	}
 }
 
@@ -352,10 +434,10 @@ func TestSyncConfigTools(t *testing.T) {
 	if _, _, err := s.ProposeTool(ctx, allowlist.Proposal{Name: "by_hand", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
-		t.Fatal(err)
+	if refused, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil || refused != nil {
+		t.Fatal(refused, err)
 	}
-	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}}); err != nil {
+	if _, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, _ := s.List(ctx, allowlist.Filter{Scope: allowlist.ScopeLocal})
@@ -372,12 +454,52 @@ func TestSyncConfigTools(t *testing.T) {
 		t.Fatal(diff)
 	}
 	// Back in the config: proposed again, not enabled.
-	if err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
+	if _, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "a", Argv: []string{"/bin/echo", "a"}}, {Name: "b", Argv: []string{"/bin/echo", "b"}}}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := s.List(ctx, allowlist.Filter{Scope: allowlist.ScopeLocal, States: []allowlist.State{allowlist.StateProposed}})
 	if len(b) != 3 {
 		t.Fatalf("want 3 proposed rows, got %d", len(b))
+	}
+}
+
+// TestSyncConfigToolsRefusesOneAndKeepsTheRest: a config tool named like an MCP row, withdrawn
+// long ago, is refused and named; the other config tools are proposed and the MCP row is left
+// as it was, audit trail and all.
+func TestSyncConfigToolsRefusesOneAndKeepsTheRest(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	old, _, err := s.ProposeTool(ctx, allowlist.Proposal{Name: "clash", Cmd: []string{"mcp", "srv", "clash"},
+		Scope: allowlist.MCPScope("srv"), Source: allowlist.SourceDiscovery, Destructive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Withdraw(ctx, old.ID, "discovery", "the server stopped listing it"); err != nil {
+		t.Fatal(err)
+	}
+	// A config tool that already had a row keeps it, even when its new name is refused.
+	if _, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{{Name: "renamed", Argv: []string{"/bin/date"}}}); err != nil {
+		t.Fatal(err)
+	}
+	refused, err := s.SyncConfigTools(ctx, []allowlist.LocalTool{
+		{Name: "uptime", Argv: []string{"/usr/bin/uptime"}},
+		{Name: "clash", Argv: []string{"/bin/date"}},
+	})
+	if err != nil {
+		t.Fatalf("one refused tool stopped the sync: %v", err)
+	}
+	if len(refused) != 1 || refused[0].Index != 1 || refused[0].Name != "clash" || !errors.Is(refused[0].Err, allowlist.ErrInvalid) ||
+		!strings.Contains(refused[0].Err.Error(), fmt.Sprintf("(id %d, mcp:srv, withdrawn)", old.ID)) {
+		t.Fatalf("refused = %+v", refused)
+	}
+	rows, _ := s.List(ctx, allowlist.Filter{})
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Name] = r.Scope + "/" + string(r.State)
+	}
+	want := map[string]string{"clash": "mcp:srv/withdrawn", "renamed": "local/proposed", "uptime": "local/proposed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatal(diff)
 	}
 }
 
@@ -419,29 +541,5 @@ func BenchmarkPropose(b *testing.B) {
 		if _, _, err := s.ProposeTool(ctx, p); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func TestRecordAppendsWithoutChangingTheRow(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newService(t)
-	row, _, _ := s.ProposeTool(ctx, mcpProposal("srv", "t", true))
-	v := s.Version()
-	if err := s.Record(ctx, row.ID, "voice", "ran", map[string]any{"conversation": "c1"}); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := s.Get(ctx, row.ID)
-	if !got.UpdatedAt.Equal(row.UpdatedAt) || got.State != row.State {
-		t.Fatal("recording a use changed the row")
-	}
-	evs, _ := s.Events(ctx, row.ID)
-	if len(evs) != 2 || evs[1].Action != "ran" || evs[1].Actor != "voice" || !strings.Contains(string(evs[1].Detail), "c1") {
-		t.Fatalf("events %+v", evs)
-	}
-	if err := s.Record(ctx, 9999, "voice", "ran", nil); !errors.Is(err, allowlist.ErrNotFound) {
-		t.Fatalf("record on a missing row: %v", err)
-	}
-	if s.Version() != v {
-		t.Fatal("a recorded use changes no row, so cached matchers must stay valid")
 	}
 }

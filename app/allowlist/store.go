@@ -20,9 +20,6 @@ type Store interface {
 	CountByState(ctx context.Context, filter Filter) (map[State]int, error)
 	// ListEvents returns the events of one row (all rows when toolID is 0), oldest first.
 	ListEvents(ctx context.Context, toolID int64) ([]Event, error)
-	// AppendEvent adds one event outside any transaction and sets its ID; ErrNotFound if its
-	// row does not exist.
-	AppendEvent(ctx context.Context, e *Event) error
 }
 
 // TxStore is the part of the store used inside one transaction.
@@ -76,4 +73,7 @@ const (
 	// OrderByState lists proposed rows first, then enabled, disabled and withdrawn, each group
 	// by name: what needs the owner's attention comes first.
 	OrderByState
+	// OrderByServer lists rows by scope (local commands, then each MCP server by name), and
+	// within one in the order of OrderByState: the /tools page groups them so.
+	OrderByServer
 )

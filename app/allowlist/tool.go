@@ -111,6 +111,5 @@ type Event struct {
 var (
 	ErrNotFound          = errors.New("tool not found")
 	ErrIllegalTransition = errors.New("illegal state transition")
-	ErrStepUpRequired    = errors.New("a fresh step-up is required")
 	ErrInvalid           = errors.New("invalid tool")
 )

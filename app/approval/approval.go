@@ -32,6 +32,9 @@ type PendingCommand struct {
 	Server  string
 	Display string
 	SeenAt  time.Time
+	// Approved is the server's command line the owner approved last, as shown then; "" for a
+	// server never approved. The page shows what changed against it (DESIGN.md rule 25).
+	Approved string
 }
 
 // Store keeps the command lines.
@@ -40,7 +43,8 @@ type Store interface {
 	// seen, and forgets the server's older command lines that were never approved (they can no
 	// longer start). It reports whether digest is approved.
 	SeenCommand(ctx context.Context, server, digest, display string, at time.Time) (bool, error)
-	// PendingCommands returns the command lines not yet approved, oldest first.
+	// PendingCommands returns the command lines not yet approved, oldest first, each with its
+	// server's last approved command line.
 	PendingCommands(ctx context.Context) ([]PendingCommand, error)
 	// Command returns ErrNotFound if no command line has that id.
 	Command(ctx context.Context, id int64) (Command, error)
@@ -96,7 +100,7 @@ func (s *Service) Command(ctx context.Context, id int64) (Command, error) {
 // it. proof must be a step-up for auth.ActionAddServer on id: without one it fails with
 // auth.ErrStepUpRequired and approves nothing. ErrNotFound if no command line has that id.
 func (s *Service) Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error) {
-	if !proof.Permits(auth.ActionAddServer, id) {
+	if !proof.Approves(auth.ActionAddServer, auth.Item{Target: id}) {
 		return "", fmt.Errorf("approve command line %d: %w", id, auth.ErrStepUpRequired)
 	}
 	c, err := s.store.ApproveCommand(ctx, id, s.now(), proof.Owner())

@@ -1,11 +1,13 @@
 package auth
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -39,6 +41,9 @@ var (
 	ErrStepUpRequired = errors.New("a fresh step-up is required")
 	// ErrUnknownAction means a step-up was asked for an action that needs none or does not exist.
 	ErrUnknownAction = errors.New("unknown step-up action")
+	// ErrBusy means so many anonymous ceremonies are in progress that a new one must wait until
+	// some finish or expire (at most the ceremony timeout).
+	ErrBusy = errors.New("too many passkey ceremonies in progress")
 	// ErrBadOrigin means a ceremony was begun from an origin that is not configured.
 	ErrBadOrigin = errors.New("origin is not one of the configured origins")
 )
@@ -49,9 +54,10 @@ const (
 	MaxCeremonyTimeout     = 5 * time.Minute
 	DefaultSetupLinkTTL    = 15 * time.Minute
 	DefaultStepUpWindow    = 5 * time.Minute
-	// maxPending bounds the ceremonies held in memory: sign-in can be begun by anyone who can
-	// reach the page.
-	maxPending = 1024
+	// maxAnonymous bounds the ceremonies anyone who reaches the page can begin (sign-in,
+	// unlock, setup); maxOwner those only the signed-in owner can (see putPending).
+	maxAnonymous = 1024
+	maxOwner     = 64
 )
 
 // Config configures the Service.
@@ -77,6 +83,11 @@ type Service struct {
 	cfg   Config
 	now   func() time.Time
 	log   *slog.Logger
+
+	// boot names this start of the daemon; passkeySets counts the passkeys added or removed
+	// since. Together they are the Epoch.
+	boot        string
+	passkeySets atomic.Int64
 
 	mu      sync.Mutex
 	pending map[pendingKey]ceremony
@@ -126,12 +137,18 @@ func New(store Store, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("auth: webauthn config: %w", err)
 	}
 	return &Service{
-		store: store, wa: wa, cfg: cfg, now: cfg.Now, log: cfg.Logger,
+		store: store, wa: wa, cfg: cfg, now: cfg.Now, log: cfg.Logger, boot: rand.Text(),
 		pending: map[pendingKey]ceremony{},
 		grants:  map[string][]grant{},
 		setups:  map[string]time.Time{},
 	}, nil
 }
+
+// Epoch names the owner's current set of passkeys in this run of the daemon: it changes at every
+// start and whenever a passkey is added or removed. A browser session signed in under another
+// epoch is void (AUTH.md item 13), so a restart, a new passkey or a removed one ends every
+// session.
+func (s *Service) Epoch() string { return fmt.Sprintf("%s.%d", s.boot, s.passkeySets.Load()) }
 
 // StepUpWindow is how long a step-up stays valid.
 func (s *Service) StepUpWindow() time.Duration { return s.cfg.StepUpWindow }

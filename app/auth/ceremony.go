@@ -34,51 +34,84 @@ type pendingKey struct {
 // ceremony is a begun ceremony: the go-webauthn SessionData, never sent to the browser, and
 // what the ceremony was begun for.
 type ceremony struct {
-	data    webauthn.SessionData
-	expires time.Time
-	purpose registrationPurpose // registrations only
-	action  Action              // step-ups only
-	target  int64               // step-ups only
+	data     webauthn.SessionData
+	expires  time.Time
+	purpose  registrationPurpose // registrations only
+	approval Approval            // step-ups only
 	// prfInputs are the PRF inputs a PRF assertion asked for, by base64url credential ID. They
 	// are not secret (the vault stores them in the clear), only needed again at finish.
 	prfInputs map[string][]byte
 }
 
-// grant is what a verified step-up leaves behind for its session: permission for one action on
-// one target until at+window.
+// grant is what a verified step-up leaves behind for its session: permission for exactly one
+// Approval until at+window.
 type grant struct {
-	action Action
-	target int64
-	owner  string
-	at     time.Time
+	approval Approval
+	owner    string
+	at       time.Time
 }
 
-// putPending stores c for the session, replacing a ceremony of the same kind. When the table is
-// full, expired entries go first, then the one closest to expiry: a flood of anonymous sign-in
-// attempts can then only cost the oldest of them, never memory.
-func (s *Service) putPending(sid string, kind ceremonyKind, c ceremony) {
+// anonymous reports whether anyone who reaches the page can begin a ceremony like c (sign-in,
+// unlock, a setup registration), as opposed to the signed-in owner only (step-up, enrolling a
+// passkey in the vault, adding a passkey).
+func (c ceremony) anonymous(kind ceremonyKind) bool {
+	return kind == kindLogin || kind == kindUnlock || (kind == kindRegister && c.purpose == purposeSetup)
+}
+
+// putPending stores c for the session, replacing the session's ceremony of the same kind, so a
+// session holds at most one ceremony of each kind. The ceremonies anyone can begin and those
+// only the owner can begin are bounded apart (maxAnonymous, maxOwner): a flood of anonymous
+// sign-ins or unlocks never touches the owner's step-up. When its share is full, expired
+// ceremonies go first; then an anonymous ceremony is refused with ErrBusy rather than evicting
+// one in progress (a phone's unlock survives any flood), and an owner's ceremony replaces the
+// owner's own oldest.
+func (s *Service) putPending(sid string, kind ceremonyKind, c ceremony) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := pendingKey{sid, kind}
-	if _, ok := s.pending[key]; !ok && len(s.pending) >= maxPending {
+	if _, ok := s.pending[key]; ok {
+		s.pending[key] = c
+		return nil
+	}
+	anonymous := c.anonymous(kind)
+	limit := maxOwner
+	if anonymous {
+		limit = maxAnonymous
+	}
+	if s.countPending(anonymous) >= limit {
 		now := s.now()
 		for k, p := range s.pending {
 			if now.After(p.expires) {
 				delete(s.pending, k)
 			}
 		}
-		if len(s.pending) >= maxPending {
-			var oldest pendingKey
-			var first time.Time
-			for k, p := range s.pending {
-				if first.IsZero() || p.expires.Before(first) {
-					oldest, first = k, p.expires
-				}
-			}
-			delete(s.pending, oldest)
+	}
+	if s.countPending(anonymous) >= limit {
+		if anonymous {
+			return ErrBusy
 		}
+		var oldest pendingKey
+		var first time.Time
+		for k, p := range s.pending {
+			if !p.anonymous(k.kind) && (first.IsZero() || p.expires.Before(first)) {
+				oldest, first = k, p.expires
+			}
+		}
+		delete(s.pending, oldest)
 	}
 	s.pending[key] = c
+	return nil
+}
+
+// countPending counts the pending ceremonies of one share.
+func (s *Service) countPending(anonymous bool) int {
+	n := 0
+	for k, p := range s.pending {
+		if p.anonymous(k.kind) == anonymous {
+			n++
+		}
+	}
+	return n
 }
 
 // takePending removes and returns the session's ceremony of that kind: a ceremony is consumed
@@ -99,13 +132,13 @@ func (s *Service) takePending(sid string, kind ceremonyKind) (ceremony, error) {
 }
 
 // addGrant records a verified step-up for the session, replacing an older grant for the same
-// action and target.
+// approval.
 func (s *Service) addGrant(sid string, g grant) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := s.grants[sid][:0]
 	for _, old := range s.grants[sid] {
-		if old.action != g.action || old.target != g.target {
+		if !old.approval.Same(g.approval) {
 			kept = append(kept, old)
 		}
 	}
@@ -118,31 +151,18 @@ func (s *Service) fresh(g grant, now time.Time) bool {
 	return !now.Before(g.at) && now.Sub(g.at) < s.cfg.StepUpWindow
 }
 
-// HasStepUp reports whether the session holds a fresh grant for action on target, without
-// spending it. Pages use it to say whether a button will ask for the passkey.
-func (s *Service) HasStepUp(sid string, action Action, target int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for _, g := range s.grants[sid] {
-		if g.action == action && g.target == target && s.fresh(g, now) {
-			return true
-		}
-	}
-	return false
-}
-
-// Redeem spends the session's grant for action on target and returns the proof the action
-// needs. It fails with ErrStepUpRequired if there is none, or it is older than the step-up
-// window (measured from the assertion, never extended). A grant is spent once: the next action
-// asks for the passkey again.
-func (s *Service) Redeem(sid string, action Action, target int64) (StepUp, error) {
+// Redeem spends the session's grant for exactly approval (the same action on the same items,
+// each shown with the same digest) and returns the proof the action needs. It fails with
+// ErrStepUpRequired if there is none, or it is older than the step-up window (measured from the
+// assertion, never extended). A grant is spent once: the next action asks for the passkey
+// again. Minting a StepUp happens here and nowhere else.
+func (s *Service) Redeem(sid string, approval Approval) (StepUp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	gs := s.grants[sid]
 	for i, g := range gs {
-		if g.action != action || g.target != target {
+		if !g.approval.Same(approval) {
 			continue
 		}
 		s.grants[sid] = append(gs[:i:i], gs[i+1:]...)
@@ -152,7 +172,7 @@ func (s *Service) Redeem(sid string, action Action, target int64) (StepUp, error
 		if !s.fresh(g, now) {
 			return StepUp{}, ErrStepUpRequired
 		}
-		return mint(g.action, g.target, g.owner, g.at), nil
+		return StepUp{approval: g.approval.canonical(), owner: g.owner, at: g.at}, nil
 	}
 	return StepUp{}, ErrStepUpRequired
 }

@@ -3,7 +3,9 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -14,6 +16,9 @@ import (
 // BeginLogin begins a discoverable sign-in: the browser offers whichever of the owner's passkeys
 // it has, user verification required, bound to origin.
 func (s *Service) BeginLogin(ctx context.Context, sid, origin string) (*protocol.CredentialAssertion, error) {
+	if sid == "" {
+		return nil, ErrNoCeremony
+	}
 	origin, err := s.checkOrigin(origin)
 	if err != nil {
 		return nil, err
@@ -25,7 +30,9 @@ func (s *Service) BeginLogin(ctx context.Context, sid, origin string) (*protocol
 	if err != nil {
 		return nil, fmt.Errorf("begin login: %w", err)
 	}
-	s.putPending(sid, kindLogin, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout)})
+	if err := s.putPending(sid, kindLogin, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout)}); err != nil {
+		return nil, err
+	}
 	return assertion, nil
 }
 
@@ -65,12 +72,14 @@ func (s *Service) FinishLogin(ctx context.Context, sid string, resp *protocol.Pa
 	return p, nil
 }
 
-// BeginStepUp begins a step-up for action on target: an assertion by the owner's own passkeys
+// BeginStepUp begins a step-up for approval: an assertion by the owner's own passkeys
 // (allowCredentials lists them), user verification required, bound to origin and held for this
-// session together with the action and target it was asked for.
-func (s *Service) BeginStepUp(ctx context.Context, sid, origin string, action Action, target int64) (*protocol.CredentialAssertion, error) {
-	if !knownAction(action) || target < 0 {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownAction, action)
+// session together with the approval. The challenge itself is bound to the approval: 32 random
+// bytes followed by SHA-256 of its canonical JSON, so the signed assertion commits to the action,
+// every item and each item's digest. An invalid approval fails with ErrUnknownAction.
+func (s *Service) BeginStepUp(ctx context.Context, sid, origin string, approval Approval) (*protocol.CredentialAssertion, error) {
+	if err := approval.Validate(); err != nil {
+		return nil, err
 	}
 	if sid == "" {
 		return nil, ErrNoCeremony
@@ -86,44 +95,65 @@ func (s *Service) BeginStepUp(ctx context.Context, sid, origin string, action Ac
 	assertion, data, err := s.wa.BeginLogin(u,
 		webauthn.WithUserVerification(protocol.VerificationRequired),
 		webauthn.WithLoginOrigin(origin),
+		webauthn.WithChallenge(boundChallenge(approval)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("begin step-up: %w", err)
 	}
-	s.putPending(sid, kindStepUp, ceremony{
-		data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), action: action, target: target,
-	})
+	if err := s.putPending(sid, kindStepUp, ceremony{
+		data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), approval: approval.canonical(),
+	}); err != nil {
+		return nil, err
+	}
 	return assertion, nil
 }
 
+// boundChallenge is a step-up challenge bound to approval: fresh randomness, then the
+// approval's digest.
+func boundChallenge(approval Approval) []byte {
+	sum := approval.digest()
+	b := make([]byte, challengeNonce, challengeNonce+len(sum))
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return append(b, sum[:]...)
+}
+
+// challengeNonce is the random part of a bound challenge (go-webauthn's own size).
+const challengeNonce = 32
+
 // FinishStepUp verifies the browser's answer to the session's pending step-up. On success the
-// session holds a grant for exactly the action and target the step-up was begun for, valid for
-// the step-up window from now; Redeem spends it. The pending step-up is consumed whatever the
+// session holds a grant for exactly the approval the step-up was begun for, valid for the
+// step-up window from now; Redeem spends it. The pending step-up is consumed whatever the
 // outcome (a nil resp included), so a replayed answer fails with ErrNoCeremony.
-func (s *Service) FinishStepUp(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (Action, int64, error) {
+func (s *Service) FinishStepUp(ctx context.Context, sid string, resp *protocol.ParsedCredentialAssertionData) (Approval, error) {
 	c, err := s.takePending(sid, kindStepUp)
 	if err != nil {
-		return "", 0, err
+		return Approval{}, err
 	}
 	if resp == nil {
-		return "", 0, errUnreadable
+		return Approval{}, errUnreadable
 	}
 	u, err := s.loadUser(ctx)
 	if err != nil {
-		return "", 0, err
+		return Approval{}, err
+	}
+	// The signed client data carries the challenge; it must still be the one bound to what the
+	// grant will allow.
+	sum := c.approval.digest()
+	if raw, err := base64.RawURLEncoding.DecodeString(c.data.Challenge); err != nil || !bytes.HasSuffix(raw, sum[:]) {
+		return Approval{}, fmt.Errorf("%w: step-up challenge is not bound to its approval", ErrVerificationFailed)
 	}
 	p, err := s.verifyAssertion(u, resp, func() (*webauthn.Credential, error) {
 		return s.wa.ValidateLogin(u, c.data, resp)
 	})
 	if err != nil {
-		return "", 0, err
+		return Approval{}, err
 	}
 	if err := s.record(ctx, &p, resp); err != nil {
-		return "", 0, err
+		return Approval{}, err
 	}
-	s.addGrant(sid, grant{action: c.action, target: c.target, owner: fmt.Sprintf("owner (passkey %d)", p.ID), at: s.now()})
-	s.log.Info("step-up verified", "passkey", p.ID, "action", string(c.action), "target", c.target)
-	return c.action, c.target, nil
+	s.addGrant(sid, grant{approval: c.approval, owner: fmt.Sprintf("owner (passkey %d)", p.ID), at: s.now()})
+	s.log.Info("step-up verified", "passkey", p.ID, "action", string(c.approval.Action), "items", c.approval.Items)
+	return c.approval, nil
 }
 
 // verifyAssertion runs validate (the go-webauthn check of signature, challenge, origin, RP ID and
@@ -186,12 +216,4 @@ func (s *Service) loadUser(ctx context.Context) (user, error) {
 		return user{}, fmt.Errorf("%w: no passkey registered", ErrNoOwner)
 	}
 	return user{owner: owner, passkeys: passkeys}, nil
-}
-
-func knownAction(a Action) bool {
-	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionAddServer, ActionRotateRecovery:
-		return true
-	}
-	return false
 }

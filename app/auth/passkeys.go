@@ -54,12 +54,13 @@ func (s *Service) RenamePasskey(ctx context.Context, id int64, name string) (Pas
 // RemovePasskey removes a passkey; proof must be a step-up for removing exactly this one. The
 // last passkey is never removed (ErrLastPasskey), checked atomically by the store.
 func (s *Service) RemovePasskey(ctx context.Context, id int64, proof StepUp) error {
-	if !proof.Permits(ActionRemovePasskey, id) {
+	if !proof.Approves(ActionRemovePasskey, Item{Target: id}) {
 		return ErrStepUpRequired
 	}
 	if err := s.store.DeletePasskey(ctx, id); err != nil {
 		return err
 	}
+	s.passkeySets.Add(1)
 	s.log.Info("passkey removed", "passkey", id, "by", proof.Owner())
 	return nil
 }

@@ -114,7 +114,9 @@ func (s *Service) beginPRF(sid, origin string, kind ceremonyKind, u user, only *
 	if err != nil {
 		return nil, fmt.Errorf("begin %s: %w", kind, err)
 	}
-	s.putPending(sid, kind, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), prfInputs: kept})
+	if err := s.putPending(sid, kind, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), prfInputs: kept}); err != nil {
+		return nil, err
+	}
 	return assertion, nil
 }
 

@@ -20,6 +20,9 @@ const MaxPasskeyNameLen = 64
 // uses token for good; later calls of the same session (a retry after the browser failed) may
 // pass "". The returned options go to navigator.credentials.create as they are.
 func (s *Service) BeginSetup(ctx context.Context, sid, origin, token string) (*protocol.CredentialCreation, error) {
+	if sid == "" {
+		return nil, ErrNoCeremony
+	}
 	if err := s.redeemSetup(ctx, sid, token); err != nil {
 		return nil, err
 	}
@@ -29,7 +32,7 @@ func (s *Service) BeginSetup(ctx context.Context, sid, origin, token string) (*p
 // BeginAddPasskey begins registering another passkey for the signed-in owner; proof must be a
 // step-up for ActionAddPasskey that the handler redeemed for this session.
 func (s *Service) BeginAddPasskey(ctx context.Context, sid, origin string, proof StepUp) (*protocol.CredentialCreation, error) {
-	if !proof.Permits(ActionAddPasskey, 0) {
+	if !proof.Approves(ActionAddPasskey, Item{}) {
 		return nil, ErrStepUpRequired
 	}
 	return s.beginRegistration(ctx, sid, origin, purposeAdd)
@@ -40,6 +43,9 @@ func (s *Service) BeginAddPasskey(ctx context.Context, sid, origin string, proof
 // with PRF requested, maven.js retries once with the same options minus the probe: a requested
 // extension that is not answered is fine, so the same ceremony serves both attempts.
 func (s *Service) beginRegistration(ctx context.Context, sid, origin string, purpose registrationPurpose) (*protocol.CredentialCreation, error) {
+	if sid == "" {
+		return nil, ErrNoCeremony
+	}
 	origin, err := s.checkOrigin(origin)
 	if err != nil {
 		return nil, err
@@ -71,7 +77,9 @@ func (s *Service) beginRegistration(ctx context.Context, sid, origin string, pur
 	if err != nil {
 		return nil, fmt.Errorf("begin registration: %w", err)
 	}
-	s.putPending(sid, kindRegister, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), purpose: purpose})
+	if err := s.putPending(sid, kindRegister, ceremony{data: *data, expires: s.now().Add(s.cfg.CeremonyTimeout), purpose: purpose}); err != nil {
+		return nil, err
+	}
 	return creation, nil
 }
 
@@ -136,6 +144,7 @@ func (s *Service) FinishRegistration(ctx context.Context, sid string, resp *prot
 		}
 		return Passkey{}, fmt.Errorf("store passkey: %w", err)
 	}
+	s.passkeySets.Add(1)
 	if c.purpose == purposeSetup {
 		s.endSetup(sid)
 	}

@@ -2,10 +2,14 @@
 //
 // Parsing is strict on purpose: the file decides which commands may ever be proposed and which
 // servers are dialled, so an unknown key, a duplicate key or a value of the wrong kind is an
-// error that names the key, never something silently ignored. The mcpServers block takes the
-// shape other MCP clients use, so a block can be pasted as is; its string values may refer to
-// sealed secrets as ${secret:NAME}, and any other "${" in them is refused rather than passed on
-// literally.
+// error that names the key, never something silently ignored; every error of a file is reported
+// at once (Errors). The mcpServers block takes the shape other MCP clients use, so a block can be
+// pasted as is: comments and trailing commas, VS Code's "servers" and Zed's "context_servers",
+// other clients' names for Maven's keys, and keys that mean nothing here are accepted, each with
+// a warning (Config.Warnings), and never grant anything. A server's values may take the daemon's
+// environment, ${VAR}, ${VAR:-default} or ${env:VAR}, substituted when the file is read, and
+// refer to sealed secrets as ${secret:NAME}, substituted only once the vault is open and never on
+// a command line.
 package config
 
 import (
@@ -54,8 +58,13 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Metrics serves GET /metrics to holders of the metrics token (maven metrics-token).
 	Metrics    bool
+	Voice      Voice             // how utterances are heard
 	Tools      []Tool            // local commands, proposed to the allowlist
 	MCPServers map[string]Server // keyed by server name
+
+	// Warnings are what the file holds that Maven accepted but that may not do what its
+	// author expects (see Warning), in the order of the file's keys.
+	Warnings []Warning
 
 	// originsDerived records that Origins came from Listen, so SetListen can derive them again.
 	originsDerived bool
@@ -80,22 +89,45 @@ func Default() Config {
 	}
 }
 
-// Parse decodes and validates a config document; keys it leaves out take their defaults. Every
-// error is an *Error naming the key at fault.
-func Parse(data []byte) (Config, error) {
-	cfg, err := decode(data)
-	if err != nil {
+// Parse decodes and validates a config document, reading ${VAR} from the process's
+// environment; keys it leaves out take their defaults. The error is Errors: every problem of the
+// document, each an *Error naming the key at fault.
+func Parse(data []byte) (Config, error) { return ParseEnv(data, os.Getenv) }
+
+// ParseEnv is Parse reading ${VAR} through getenv.
+func ParseEnv(data []byte, getenv func(string) string) (Config, error) {
+	d := &decoder{getenv: getenv}
+	cfg, ok := d.decode(data)
+	if ok {
+		// After a syntax error there is nothing to validate; after the others, what validation
+		// finds at a key already at fault is that fault again.
+		for _, e := range cfg.validate() {
+			if !reported(d.errs, e.Key) {
+				d.errs = append(d.errs, e)
+			}
+		}
+	}
+	if err := errorsOf(d.errs); err != nil {
 		return Config{}, err
 	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, err
-	}
+	cfg.Warnings = d.warns
 	return cfg, nil
 }
 
-// Load reads and parses the file at path. Its errors are *Error values carrying the path; a
-// missing file still matches fs.ErrNotExist.
-func Load(path string) (Config, error) {
+// reported reports whether errs has an error at key or at a key above or below it.
+func reported(errs []*Error, key string) bool {
+	for _, e := range errs {
+		if e.Key == key || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(key, e.Key+"[") ||
+			strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(e.Key, key+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads and parses the file at path, reading ${VAR} through getenv. Its errors carry the
+// path; a missing file still matches fs.ErrNotExist.
+func Load(path string, getenv func(string) string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		cause := err
@@ -106,10 +138,12 @@ func Load(path string) (Config, error) {
 		}
 		return Config{}, &Error{File: path, Msg: "cannot read: " + cause.Error(), Err: err}
 	}
-	cfg, err := Parse(data)
-	var ce *Error
-	if errors.As(err, &ce) {
-		ce.File = path
+	cfg, err := ParseEnv(data, getenv)
+	var es Errors
+	if errors.As(err, &es) {
+		for _, e := range es {
+			e.File = path
+		}
 	}
 	return cfg, err
 }
@@ -128,63 +162,68 @@ func (c *Config) SetListen(addr string) error {
 }
 
 // Validate checks the rules that do not depend on how the file was written; Parse calls it, and
-// a config built in code can call it too. The error is an *Error naming the key at fault.
-func (c Config) Validate() error {
-	if msg := checkListen(c.Listen); msg != "" {
-		return errorf("listen", msg)
+// a config built in code can call it too. The error is Errors, naming every key at fault.
+func (c Config) Validate() error { return errorsOf(c.validate()) }
+
+func (c Config) validate() []*Error {
+	var errs []*Error
+	add := func(key, msg string) {
+		if msg != "" {
+			errs = append(errs, errorf(key, msg))
+		}
 	}
-	if msg := checkRPID(c.RPID); msg != "" {
-		return errorf("rp_id", msg)
-	}
-	if c.originsDerived && !strings.EqualFold(c.RPID, DefaultRPID) {
+	listenMsg := checkListen(c.Listen)
+	add("listen", listenMsg)
+	rpMsg := checkRPID(c.RPID)
+	add("rp_id", rpMsg)
+	switch {
+	case rpMsg != "" || (c.originsDerived && listenMsg != ""):
+		// Origins are checked against rp_id, and derived from listen: that fault first.
+	case c.originsDerived && !strings.EqualFold(c.RPID, DefaultRPID):
 		// The derived origin is on localhost, which can never match another RP ID.
-		return errorf("origins", fmt.Sprintf("required when rp_id is not %q; list the origins the browser uses, such as [\"https://%s\"]", DefaultRPID, c.RPID))
-	}
-	if len(c.Origins) == 0 {
-		return errorf("origins", `expected at least one origin such as "https://maven.example"`)
-	}
-	for i, o := range c.Origins {
-		if msg := checkOrigin(o, c.RPID); msg != "" {
-			return errorf(indexPath("origins", i), msg)
+		add("origins", fmt.Sprintf("required when rp_id is not %q; list the origins the browser uses, such as [\"https://%s\"]", DefaultRPID, c.RPID))
+	case len(c.Origins) == 0:
+		add("origins", `expected at least one origin such as "https://maven.example"`)
+	default:
+		for i, o := range c.Origins {
+			add(indexPath("origins", i), checkOrigin(o, c.RPID))
 		}
 	}
 	if c.RefreshInterval < MinRefreshInterval {
-		return errorf("refresh_interval", "expected at least "+shortDuration(MinRefreshInterval)+", got "+shortDuration(c.RefreshInterval))
+		add("refresh_interval", "expected at least "+shortDuration(MinRefreshInterval)+", got "+shortDuration(c.RefreshInterval))
 	}
 	if c.StepUpWindow <= 0 || c.StepUpWindow > MaxStepUpWindow {
-		return errorf("step_up_window", "expected a duration above 0 and at most "+shortDuration(MaxStepUpWindow)+", got "+shortDuration(c.StepUpWindow))
+		add("step_up_window", "expected a duration above 0 and at most "+shortDuration(MaxStepUpWindow)+", got "+shortDuration(c.StepUpWindow))
 	}
 	if c.TLSCert != "" && c.TLSKey == "" {
-		return errorf("tls_key", "required when tls_cert is set")
+		add("tls_key", "required when tls_cert is set")
 	}
 	if c.TLSKey != "" && c.TLSCert == "" {
-		return errorf("tls_cert", "required when tls_key is set")
+		add("tls_cert", "required when tls_key is set")
 	}
 	for i, p := range c.TrustedProxies {
-		if !p.IsValid() {
-			return errorf(indexPath("trusted_proxies", i), "expected an IP address or CIDR prefix")
-		}
-		if p != p.Masked() {
-			return errorf(indexPath("trusted_proxies", i), fmt.Sprintf("%s has bits set past the prefix length; did you mean %s?", p, p.Masked()))
+		switch {
+		case !p.IsValid():
+			add(indexPath("trusted_proxies", i), "expected an IP address or CIDR prefix")
+		case p != p.Masked():
+			add(indexPath("trusted_proxies", i), fmt.Sprintf("%s has bits set past the prefix length; did you mean %s?", p, p.Masked()))
 		}
 	}
-	if err := validateTools(c.Tools); err != nil {
-		return err
-	}
+	errs = append(errs, validateTools(c.Tools)...)
 	for _, name := range sortedKeys(c.MCPServers) {
 		path := keyPath("mcpServers", name)
 		if msg := checkName(name, "server name"); msg != "" {
-			return errorf(path, msg)
+			add(path, msg)
+			continue
 		}
 		s := c.MCPServers[name]
 		if s.Name != name {
-			return errorf(path, fmt.Sprintf("the server's Name is %q but it is listed as %q", s.Name, name))
+			add(path, fmt.Sprintf("the server's Name is %q but it is listed as %q", s.Name, name))
+			continue
 		}
-		if err := s.validate(path); err != nil {
-			return err
-		}
+		errs = append(errs, s.validate(path)...)
 	}
-	return nil
+	return errs
 }
 
 // shortDuration writes d as the owner would, "1h" rather than time's "1h0m0s".
@@ -199,40 +238,42 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-func validateTools(tools []Tool) error {
+func validateTools(tools []Tool) []*Error {
+	var errs []*Error
+	add := func(key, msg string) { errs = append(errs, errorf(key, msg)) }
 	seen := make(map[string]int, len(tools))
 	for i, t := range tools {
 		path := indexPath("tools", i)
 		if msg := checkName(t.Name, "tool name"); msg != "" {
-			return errorf(keyPath(path, "name"), msg)
+			add(keyPath(path, "name"), msg)
+		} else if j, dup := seen[t.Name]; dup {
+			add(keyPath(path, "name"), fmt.Sprintf("%q is already the name of tools[%d]", t.Name, j))
+		} else {
+			seen[t.Name] = i
 		}
-		if j, dup := seen[t.Name]; dup {
-			return errorf(keyPath(path, "name"), fmt.Sprintf("%q is already the name of tools[%d]", t.Name, j))
-		}
-		seen[t.Name] = i
 		argvPath := keyPath(path, "argv")
 		if len(t.Argv) == 0 {
-			return errorf(argvPath, "expected "+wantArgv)
+			add(argvPath, "expected "+wantArgv)
+			continue
 		}
 		switch t.Argv[0] {
 		case "":
-			return errorf(indexPath(argvPath, 0), "expected a program name or path, got an empty string")
+			add(indexPath(argvPath, 0), "expected a program name or path, got an empty string")
 		case "mcp":
 			// DESIGN.md rule 5: argv[0] "mcp" routes a row to the MCP manager, so a local command
 			// that starts with it would be taken for an MCP tool.
-			return errorf(indexPath(argvPath, 0), `"mcp" is reserved for MCP rows (["mcp", server, tool]); a local command cannot start with it`)
+			add(indexPath(argvPath, 0), `"mcp" is reserved for MCP rows (["mcp", server, tool]); a local command cannot start with it`)
 		}
 		for k, a := range t.Argv {
 			if strings.ContainsRune(a, 0) {
-				return errorf(indexPath(argvPath, k), "must not contain a NUL byte")
-			}
-			if strings.Contains(a, refOpen) {
+				add(indexPath(argvPath, k), "must not contain a NUL byte")
+			} else if strings.Contains(a, "${") {
 				// It would be passed on literally, which is never what was meant.
-				return errorf(indexPath(argvPath, k), "secret references are only expanded in mcpServers, not in local commands")
+				add(indexPath(argvPath, k), "variables and secret references are only expanded in mcpServers, not in local commands")
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
 // checkName checks a tool or server name, returning "" if it is fine. Invisible and control

@@ -209,11 +209,11 @@ func TestParseServers(t *testing.T) {
 		},
 		{
 			name: "explicit stdio with every stdio key",
-			in: `{"type": "stdio", "command": "/opt/mcp/server", "args": ["--token", "${secret:t}"],
+			in: `{"type": "stdio", "command": "/opt/mcp/server", "args": ["--token", "${API_KEY}"],
 				"env": {"API_KEY": "${secret:api.key}", "LOG_LEVEL": "debug"}, "cwd": "/srv/mcp",
 				"allow_tools": ["get_weather"], "disabled": true}`,
 			want: Server{
-				Type: TransportStdio, Command: "/opt/mcp/server", Args: []string{"--token", "${secret:t}"},
+				Type: TransportStdio, Command: "/opt/mcp/server", Args: []string{"--token", "${API_KEY}"},
 				Env:        map[string]string{"API_KEY": "${secret:api.key}", "LOG_LEVEL": "debug"},
 				Cwd:        "/srv/mcp",
 				AllowTools: []string{"get_weather"},
@@ -258,10 +258,9 @@ func TestParseErrors(t *testing.T) {
 		{"blank file", " \n\t", "", `config: the file is empty; write {} to use the defaults`},
 		{"not an object", `[]`, "", `config: expected an object, got an empty list`},
 		{"null document", `null`, "", `config: expected an object, got null`},
-		{"trailing comma", "{\n  \"listen\": \"127.0.0.1:1\",\n}", "", `config: line 3, column 1: invalid character '}' looking for beginning of object key string`},
-		{"unterminated", `{"listen": "x:1"`, "", `config: line 1, column 17: unexpected end of JSON input`},
+		{"unterminated", `{"listen": "x:1"`, "", `config: line 1, column 17: parsing object after value: unexpected EOF`},
 		{"two documents", `{} {}`, "", `config: line 1, column 4: invalid character '{' after top-level value`},
-		{"column counts characters", "{\"rp_id\": \"é\" 1}", "", `config: line 1, column 15: invalid character '1' after object key:value pair`},
+		{"column counts characters", "{\"rp_id\": \"é\" 1}", "", `config: line 1, column 15: invalid character '1' after object value (expecting ',' or '}')`},
 		{"invalid utf-8", "{\n\"rp_id\": \"\xff\"}", "", `config: line 2, column 11: invalid UTF-8`},
 
 		// Duplicate keys.
@@ -272,14 +271,14 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key in a tool", `{"tools": [{"name": "a", "argv": ["x"]}, {"name": "b", "name": "c", "argv": ["x"]}]}`, "tools[1].name", `config: duplicate key "tools[1].name"`},
 
 		// Unknown keys.
-		{"unknown top-level key", `{"listn": "a:1"}`, "listn", `config: unknown key "listn"`},
-		{"servers for mcpServers", `{"servers": {}}`, "servers", `config: unknown key "servers" (did you mean "mcpServers"?)`},
+		{"unknown top-level key", `{"lisn": "a:1"}`, "lisn", `config: unknown key "lisn" (did you mean "listen"?)`},
+		{"unknown key far from any", `{"colour": "blue"}`, "colour", `config: unknown key "colour"`},
 		{"mcp_servers for mcpServers", `{"mcp_servers": {}}`, "mcp_servers", `config: unknown key "mcp_servers" (did you mean "mcpServers"?)`},
 		{"rpId for rp_id", `{"rpId": "localhost"}`, "rpId", `config: unknown key "rpId" (did you mean "rp_id"?)`},
 		{"unknown key in a tool", `{"tools": [{"name": "a", "argv": ["x"], "shell": true}]}`, "tools[0].shell", `config: unknown key "tools[0].shell"`},
 		{"allowTools in a server", `{"mcpServers": {"vikunja": {"url": "https://x.example", "allowTools": []}}}`, "mcpServers.vikunja.allowTools", `config: unknown key "mcpServers.vikunja.allowTools" (did you mean "allow_tools"?)`},
-		{"autoApprove in a server", `{"mcpServers": {"m": {"command": "x", "autoApprove": ["a"]}}}`, "mcpServers.m.autoApprove", `config: unknown key "mcpServers.m.autoApprove" (tools are approved on the /tools page, never in the config file)`},
-		{"unknown key in a dotted server", `{"mcpServers": {"a.b": {"command": "x", "timeout": 5}}}`, `mcpServers["a.b"].timeout`, `config: unknown key "mcpServers[\"a.b\"].timeout"`},
+		{"transport for type", `{"mcpServers": {"m": {"transport": "http", "url": "https://x.example"}}}`, "mcpServers.m.transport", `config: unknown key "mcpServers.m.transport" (did you mean "type"?)`},
+		{"unknown key in a dotted server", `{"mcpServers": {"a.b": {"command": "x", "shell": true}}}`, `mcpServers["a.b"].shell`, `config: unknown key "mcpServers[\"a.b\"].shell"`},
 
 		// listen, rp_id, origins.
 		{"listen not a string", `{"listen": 8080}`, "listen", `config: listen: expected an address such as "127.0.0.1:8080", got 8080`},
@@ -337,7 +336,7 @@ func TestParseErrors(t *testing.T) {
 		{"tool argv element not a string", `{"tools": [{"name": "a", "argv": ["x", 1]}]}`, "tools[0].argv[1]", `config: tools[0].argv[1]: expected a string, got 1`},
 		{"tool argv[0] empty", `{"tools": [{"name": "a", "argv": ["", "x"]}]}`, "tools[0].argv[0]", `config: tools[0].argv[0]: expected a program name or path, got an empty string`},
 		{"tool looks like an MCP row", `{"tools": [{"name": "a", "argv": ["mcp", "vikunja", "delete_project"]}]}`, "tools[0].argv[0]", `config: tools[0].argv[0]: "mcp" is reserved for MCP rows (["mcp", server, tool]); a local command cannot start with it`},
-		{"tool argv with a secret", `{"tools": [{"name": "a", "argv": ["curl", "-H", "${secret:t}"]}]}`, "tools[0].argv[2]", `config: tools[0].argv[2]: secret references are only expanded in mcpServers, not in local commands`},
+		{"tool argv with a secret", `{"tools": [{"name": "a", "argv": ["curl", "-H", "${secret:t}"]}]}`, "tools[0].argv[2]", `config: tools[0].argv[2]: variables and secret references are only expanded in mcpServers, not in local commands`},
 		{"tool argv with NUL", `{"tools": [{"name": "a", "argv": ["x", "a\u0000b"]}]}`, "tools[0].argv[1]", `config: tools[0].argv[1]: must not contain a NUL byte`},
 
 		// MCP servers: structure.
@@ -387,8 +386,11 @@ func TestParseErrors(t *testing.T) {
 		{"unterminated reference", `{"mcpServers": {"m": {"command": "${secret:abc"}}}`, "mcpServers.m.command", `config: mcpServers.m.command: unterminated secret reference "${secret:abc"; write ${secret:NAME}`},
 		{"secret name with a space", `{"mcpServers": {"m": {"command": "x", "args": ["${secret:my token}"]}}}`, "mcpServers.m.args[0]", `config: mcpServers.m.args[0]: malformed secret reference "${secret:my token}": the name must be 1 to 64 of A-Z a-z 0-9 _ . -`},
 		{"secret name too long", `{"mcpServers": {"m": {"command": "x", "args": ["${secret:` + long + `}"]}}}`, "mcpServers.m.args[0]", `config: mcpServers.m.args[0]: malformed secret reference "${secret:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…": the name must be 1 to 64 of A-Z a-z 0-9 _ . -`},
-		{"another client's variable", `{"mcpServers": {"v": {"url": "https://x.example", "headers": {"Authorization": "Bearer ${API_KEY}"}}}}`, "mcpServers.v.headers.Authorization", `config: mcpServers.v.headers.Authorization: "${API_KEY}" is not a secret reference; write ${secret:NAME}`},
-		{"env-style variable", `{"mcpServers": {"m": {"command": "x", "env": {"T": "${env:T}"}}}}`, "mcpServers.m.env.T", `config: mcpServers.m.env.T: "${env:T}" is not a secret reference; write ${secret:NAME}`},
+		{"unset variable", `{"mcpServers": {"v": {"url": "https://x.example", "headers": {"Authorization": "Bearer ${MAVEN_TEST_UNSET}"}}}}`, "mcpServers.v.headers.Authorization", `config: mcpServers.v.headers.Authorization: ${MAVEN_TEST_UNSET} is not set in the daemon's environment; set it, or write ${MAVEN_TEST_UNSET:-default}`},
+		{"unset env-style variable", `{"mcpServers": {"m": {"command": "x", "env": {"T": "${env:MAVEN_TEST_UNSET}"}}}}`, "mcpServers.m.env.T", `config: mcpServers.m.env.T: ${MAVEN_TEST_UNSET} is not set in the daemon's environment; set it, or write ${MAVEN_TEST_UNSET:-default}`},
+		{"secret on the command line", `{"mcpServers": {"m": {"command": "srv", "args": ["--token=${secret:tok}"]}}}`, "mcpServers.m.args[0]", `config: mcpServers.m.args[0]: ${secret:tok} would put the secret on the command line, which every local user can read; pass it through env instead ("env": {"TOK": "${secret:tok}"}), and if the program wants it as an argument, write ${TOK} there: a variable the server's own env sets is left for the server to expand, as mcp-remote does`},
+		{"secret as the command", `{"mcpServers": {"m": {"command": "${secret:bin}"}}}`, "mcpServers.m.command", `config: mcpServers.m.command: ${secret:bin} would put the secret on the command line, which every local user can read; pass it through env instead ("env": {"BIN": "${secret:bin}"}), and if the program wants it as an argument, write ${BIN} there: a variable the server's own env sets is left for the server to expand, as mcp-remote does`},
+		{"type in capitals", `{"mcpServers": {"m": {"type": "HTTP", "url": "https://x.example"}}}`, "mcpServers.m.type", `config: mcpServers.m.type: expected one of "stdio", "http", "sse", got "HTTP" (did you mean "http"?)`},
 		{"malformed reference in url", `{"mcpServers": {"m": {"url": "https://x.example/mcp?token=${secret:}"}}}`, "mcpServers.m.url", `config: mcpServers.m.url: malformed secret reference "${secret:}": the name must be 1 to 64 of A-Z a-z 0-9 _ . -`},
 		{"reference in a dotted server", `{"mcpServers": {"a.b": {"command": "x", "args": ["${secret:"]}}}`, `mcpServers["a.b"].args[0]`, `config: mcpServers["a.b"].args[0]: unterminated secret reference "${secret:"; write ${secret:NAME}`},
 	}
@@ -505,8 +507,11 @@ func TestValidateBuiltConfig(t *testing.T) {
 		{"rp_id changed in code with derived origins", func(c *Config) {
 			c.RPID = "maven.example"
 		}, `config: origins: required when rp_id is not "localhost"; list the origins the browser uses, such as ["https://maven.example"]`},
-		{"zero config", func(c *Config) { *c = Config{} },
-			`config: listen: expected host:port such as "127.0.0.1:8080", got an empty string`},
+		{"zero config", func(c *Config) { *c = Config{} }, `config: 4 errors:
+  listen: expected host:port such as "127.0.0.1:8080", got an empty string
+  rp_id: expected a domain name such as "localhost" or "maven.example", got an empty string
+  refresh_interval: expected at least 1s, got 0s
+  step_up_window: expected a duration above 0 and at most 1h, got 0s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -537,7 +542,7 @@ func TestLoad(t *testing.T) {
 	missing := filepath.Join(dir, "missing.json")
 
 	t.Run("valid file", func(t *testing.T) {
-		c, err := Load(good)
+		c, err := Load(good, os.Getenv)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -546,7 +551,7 @@ func TestLoad(t *testing.T) {
 		}
 	})
 	t.Run("invalid file names the path and the key", func(t *testing.T) {
-		_, err := Load(bad)
+		_, err := Load(bad, os.Getenv)
 		want := "config: " + bad + ": tools[0].argv: expected a non-empty list of strings"
 		if err == nil || err.Error() != want {
 			t.Fatalf("Load error = %v, want %s", err, want)
@@ -557,7 +562,7 @@ func TestLoad(t *testing.T) {
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
-		_, err := Load(missing)
+		_, err := Load(missing, os.Getenv)
 		want := "config: " + missing + ": cannot read: no such file or directory"
 		if err == nil || err.Error() != want {
 			t.Fatalf("Load error = %v, want %s", err, want)

@@ -7,24 +7,48 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
 )
 
 // The document is decoded one object at a time into map[string]json.RawMessage, so an unknown
 // or mistyped key can be reported with its full path, which encoding/json's
-// DisallowUnknownFields cannot do.
+// DisallowUnknownFields cannot do. The decoder collects every error and warning of the file
+// instead of stopping at the first.
 
-// Keys accepted in each kind of object.
+// Keys accepted at the top of the file and in a tool.
 var (
-	topKeys    = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "tools", "mcpServers"}
-	toolKeys   = []string{"name", "argv"}
-	serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "allow_tools", "disabled"}
+	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "tools", "mcpServers"}
+	toolKeys = []string{"name", "argv"}
 )
+
+// serverLists are the top-level keys that hold MCP servers: Maven's own, then VS Code's
+// (.vscode/mcp.json) and Zed's (settings.json), so either file's block can be pasted as is.
+var serverLists = map[string]string{
+	"servers":         "VS Code's name for mcpServers",
+	"context_servers": "Zed's name for mcpServers",
+}
+
+// foreignTopKeys are top-level keys other MCP clients write in the files their servers are
+// copied from; they mean nothing to Maven and grant nothing.
+var foreignTopKeys = map[string]string{
+	"$schema":                  "a JSON schema reference",
+	"inputs":                   "VS Code's prompts for values; Maven never prompts: seal a value with `maven secret set NAME` and write ${secret:NAME}",
+	"globalShortcut":           "a Claude Desktop setting",
+	"preferences":              "a Claude Desktop setting",
+	"theme":                    "a setting of another client",
+	"telemetry":                "a setting of another client",
+	"isUsingBuiltInNodeForMcp": "a Claude Desktop setting",
+	"mcp":                      "Gemini CLI's server allow and deny lists; Maven's tools are approved on the /tools page",
+	"selectedAuthType":         "a Gemini CLI setting",
+}
 
 // Descriptions of expected values, shared by decoding and validation.
 const (
@@ -35,68 +59,90 @@ const (
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
+// decoder collects the errors and warnings of one document.
+type decoder struct {
+	getenv func(string) string
+	errs   []*Error
+	warns  []Warning
+}
+
+func (d *decoder) fail(e *Error)          { d.errs = append(d.errs, e) }
+func (d *decoder) failf(key, msg string)  { d.fail(errorf(key, msg)) }
+func (d *decoder) warnf(key, msg string)  { d.warns = append(d.warns, Warning{Key: key, Msg: msg}) }
+func (d *decoder) failed(from int) bool   { return len(d.errs) > from }
+func (d *decoder) mark() (errsBefore int) { return len(d.errs) }
+
 // decode turns data into a Config with defaults applied, checking syntax, duplicate keys,
-// unknown keys and value types; Validate checks the rest.
-func decode(data []byte) (Config, error) {
+// unknown keys and value types; Validate checks the rest. Comments and trailing commas are
+// accepted (JSON with comments, as VS Code and Zed write it). It reports false when there is no
+// document to validate further: it is empty, not JSON, or not an object.
+func (d *decoder) decode(data []byte) (Config, bool) {
 	// Editors on some systems prepend a byte order mark; it is not JSON but means no harm.
 	data = bytes.TrimPrefix(data, utf8BOM)
 	if len(bytes.TrimSpace(data)) == 0 {
-		return Config{}, errorf("", "the file is empty; write {} to use the defaults")
+		d.failf("", "the file is empty; write {} to use the defaults")
+		return Config{}, false
 	}
-	if err := checkSyntax(data); err != nil {
-		return Config{}, err
-	}
-	if err := checkDuplicates(data); err != nil {
-		return Config{}, err
-	}
-	top, err := decodeObject(data, "", topKeys)
+	std, err := standardize(data)
 	if err != nil {
-		return Config{}, err
+		d.fail(err)
+		return Config{}, false
+	}
+	d.duplicates(std)
+	top, ok := d.object(std, "")
+	if !ok {
+		return Config{}, false
 	}
 	cfg := Default()
-	for _, key := range topKeys {
-		raw, ok := top.members[key]
-		if !ok {
-			continue
-		}
-		var err error
+	for _, key := range sortedKeys(top) {
+		raw := top[key]
 		switch key {
 		case "listen":
-			cfg.Listen, err = decodeString(raw, key, `an address such as "127.0.0.1:8080"`)
+			cfg.Listen = d.str(raw, key, `an address such as "127.0.0.1:8080"`)
 		case "rp_id":
-			cfg.RPID, err = decodeString(raw, key, `a domain name such as "localhost"`)
+			cfg.RPID = d.str(raw, key, `a domain name such as "localhost"`)
 		case "origins":
-			cfg.Origins, err = decodeStrings(raw, key, `a list of origins such as ["https://maven.example"]`)
+			cfg.Origins = d.strs(raw, key, `a list of origins such as ["https://maven.example"]`)
 			cfg.originsDerived = false
 		case "refresh_interval":
-			cfg.RefreshInterval, err = decodeDuration(raw, key)
+			cfg.RefreshInterval = d.duration(raw, key)
 		case "step_up_window":
-			cfg.StepUpWindow, err = decodeDuration(raw, key)
+			cfg.StepUpWindow = d.duration(raw, key)
 		case "tls_cert":
-			cfg.TLSCert, err = decodeString(raw, key, "a file path")
+			cfg.TLSCert = d.str(raw, key, "a file path")
 		case "tls_key":
-			cfg.TLSKey, err = decodeString(raw, key, "a file path")
+			cfg.TLSKey = d.str(raw, key, "a file path")
 		case "trusted_proxies":
-			cfg.TrustedProxies, err = decodeProxies(raw, key)
+			cfg.TrustedProxies = d.proxies(raw, key)
 		case "metrics":
-			cfg.Metrics, err = decodeBool(raw, key)
+			cfg.Metrics = d.boolean(raw, key)
+		case "voice":
+			cfg.Voice = d.voice(raw, key)
 		case "tools":
-			cfg.Tools, err = decodeTools(raw, key)
-		case "mcpServers":
-			cfg.MCPServers, err = decodeServers(raw, key)
-		}
-		if err != nil {
-			return Config{}, err
+			cfg.Tools = d.tools(raw, key)
+		case "mcpServers", "servers", "context_servers":
+			if key != "mcpServers" {
+				d.warnf(key, "read as mcpServers: it is "+serverLists[key])
+			}
+			d.servers(raw, key, &cfg.MCPServers)
+		default:
+			if why, ok := foreignTopKeys[key]; ok {
+				d.warnf(key, "ignored: "+why)
+				continue
+			}
+			d.unknown("", key, topKeys)
 		}
 	}
 	if cfg.originsDerived {
 		cfg.Origins = defaultOrigins(cfg.Listen, cfg.TLSCert != "")
 	}
-	return cfg, nil
+	return cfg, true
 }
 
-// checkSyntax reports invalid UTF-8 or JSON with the line and column an editor would show.
-func checkSyntax(data []byte) error {
+// standardize checks the document's encoding and syntax, reporting a problem with the line and
+// column an editor would show, and returns it as standard JSON: comments and trailing commas
+// become spaces, so every offset stays where it was.
+func standardize(data []byte) ([]byte, *Error) {
 	if !utf8.Valid(data) {
 		pos := 0
 		for pos < len(data) {
@@ -107,24 +153,47 @@ func checkSyntax(data []byte) error {
 			pos += size
 		}
 		line, col := lineCol(data, pos)
-		return errorf("", fmt.Sprintf("line %d, column %d: invalid UTF-8", line, col))
+		return nil, errorf("", fmt.Sprintf("line %d, column %d: invalid UTF-8", line, col))
+	}
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		return nil, &Error{Msg: hujsonMessage(data, err), Err: err}
 	}
 	var v any
-	err := json.Unmarshal(data, &v)
+	err = json.Unmarshal(std, &v)
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
 		// Offset counts the offending byte, except at the end of input.
 		pos := int(syn.Offset) - 1
 		if strings.HasPrefix(syn.Error(), "unexpected end") {
-			pos = len(data)
+			pos = len(std)
 		}
-		line, col := lineCol(data, pos)
-		return &Error{Msg: fmt.Sprintf("line %d, column %d: %s", line, col, syn.Error()), Err: err}
+		line, col := lineCol(std, pos)
+		return nil, &Error{Msg: fmt.Sprintf("line %d, column %d: %s", line, col, syn.Error()), Err: err}
 	}
 	if err != nil {
-		return &Error{Msg: err.Error(), Err: err}
+		return nil, &Error{Msg: err.Error(), Err: err}
 	}
-	return nil
+	return std, nil
+}
+
+// hujsonPos is where hujson says a syntax error is; its column counts bytes.
+var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+
+// hujsonMessage is hujson's message for a syntax error in data, its column counted in
+// characters, as an editor shows it.
+func hujsonMessage(data []byte, err error) string {
+	m := hujsonPos.FindStringSubmatch(err.Error())
+	if m == nil {
+		return strings.TrimPrefix(err.Error(), "hujson: ")
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if line >= 1 && line <= len(lines) && col >= 1 && col-1 <= len(lines[line-1]) {
+		col = utf8.RuneCount(lines[line-1][:col-1]) + 1
+	}
+	return fmt.Sprintf("line %d, column %d: %s", line, col, m[3])
 }
 
 // lineCol converts a byte offset into a 1-based line and a 1-based column counted in
@@ -136,18 +205,20 @@ func lineCol(data []byte, pos int) (line, col int) {
 	return bytes.Count(before, []byte("\n")) + 1, utf8.RuneCount(before[start:]) + 1
 }
 
-// checkDuplicates walks the tokens of a syntactically valid document and reports the first key
-// that occurs twice in one object: encoding/json would silently keep the last one.
-func checkDuplicates(data []byte) error {
+// duplicates walks the tokens of a syntactically valid document and reports every key that
+// occurs twice in one object: encoding/json would silently keep the last one.
+func (d *decoder) duplicates(data []byte) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	return walkDuplicates(dec, "")
+	if err := d.walkDuplicates(dec, ""); err != nil {
+		d.fail(&Error{Msg: err.Error(), Err: err})
+	}
 }
 
-func walkDuplicates(dec *json.Decoder, path string) error {
+func (d *decoder) walkDuplicates(dec *json.Decoder, path string) error {
 	tok, err := dec.Token()
 	if err != nil {
-		return &Error{Msg: err.Error(), Err: err}
+		return err
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -155,31 +226,28 @@ func walkDuplicates(dec *json.Decoder, path string) error {
 		for dec.More() {
 			tok, err := dec.Token()
 			if err != nil {
-				return &Error{Msg: err.Error(), Err: err}
+				return err
 			}
 			key, _ := tok.(string)
 			p := keyPath(path, key)
 			if seen[key] {
-				return &Error{Key: p, Msg: fmt.Sprintf("duplicate key %q", p), keyInMsg: true}
+				d.fail(&Error{Key: p, Msg: fmt.Sprintf("duplicate key %q", p), keyInMsg: true})
 			}
 			seen[key] = true
-			if err := walkDuplicates(dec, p); err != nil {
+			if err := d.walkDuplicates(dec, p); err != nil {
 				return err
 			}
 		}
 		_, err = dec.Token() // '}'
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := walkDuplicates(dec, indexPath(path, i)); err != nil {
+			if err := d.walkDuplicates(dec, indexPath(path, i)); err != nil {
 				return err
 			}
 		}
 		_, err = dec.Token() // ']'
 	}
-	if err != nil {
-		return &Error{Msg: err.Error(), Err: err}
-	}
-	return nil
+	return err
 }
 
 // keyPath names the member key of the object at parent. Keys that are not plain words are
@@ -209,49 +277,25 @@ func plainKey(key string) bool {
 // indexPath names element i of the list at parent.
 func indexPath(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
 
-// object is one JSON object being decoded: its members by key.
-type object struct {
-	members map[string]json.RawMessage
-}
-
-// decodeObject decodes raw as an object. When allowed is not nil, every key must be in it.
-func decodeObject(raw []byte, path string, allowed []string) (object, error) {
+// object decodes raw as an object, reporting anything else.
+func (d *decoder) object(raw []byte, path string) (map[string]json.RawMessage, bool) {
 	if kind(raw) != '{' {
-		return object{}, expected(path, "an object", raw)
+		d.fail(expected(path, "an object", raw))
+		return nil, false
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return object{}, &Error{Key: path, Msg: err.Error(), Err: err}
+		d.fail(&Error{Key: path, Msg: err.Error(), Err: err})
+		return nil, false
 	}
-	if allowed != nil {
-		for _, key := range sortedKeys(m) {
-			if !slices.Contains(allowed, key) {
-				p := keyPath(path, key)
-				return object{}, &Error{Key: p, Msg: fmt.Sprintf("unknown key %q", p) + hint(key, allowed), keyInMsg: true}
-			}
-		}
-	}
-	return object{members: m}, nil
+	return m, true
 }
 
-// hint suggests what an unknown key was probably meant to be, "" when there is no good guess.
-func hint(key string, allowed []string) string {
-	norm := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
-	}
-	for _, a := range allowed {
-		if norm(a) == norm(key) {
-			return fmt.Sprintf(" (did you mean %q?)", a)
-		}
-	}
-	switch {
-	case key == "servers" && slices.Contains(allowed, "mcpServers"):
-		return ` (did you mean "mcpServers"?)`
-	case (key == "autoApprove" || key == "alwaysAllow") && slices.Contains(allowed, "allow_tools"):
-		// Other clients use these to skip confirmation; Maven only trusts the /tools page.
-		return " (tools are approved on the /tools page, never in the config file)"
-	}
-	return ""
+// unknown reports key, a member of the object at parent that is none of allowed, suggesting
+// what it was probably meant to be.
+func (d *decoder) unknown(parent, key string, allowed []string) {
+	p := keyPath(parent, key)
+	d.fail(&Error{Key: p, Msg: fmt.Sprintf("unknown key %q", p) + didYouMean(key, allowed), keyInMsg: true})
 }
 
 // kind returns the first byte of a JSON value: '{', '[', '"', 't', 'f', 'n', or '0' for a
@@ -308,205 +352,117 @@ func expected(path, what string, raw []byte) *Error {
 	return errorf(path, "expected "+what+", got "+describe(raw))
 }
 
-func decodeString(raw []byte, path, what string) (string, error) {
+func (d *decoder) str(raw []byte, path, what string) string {
 	if kind(raw) != '"' {
-		return "", expected(path, what, raw)
+		d.fail(expected(path, what, raw))
+		return ""
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", &Error{Key: path, Msg: err.Error(), Err: err}
+		d.fail(&Error{Key: path, Msg: err.Error(), Err: err})
 	}
-	return s, nil
+	return s
 }
 
-func decodeStrings(raw []byte, path, what string) ([]string, error) {
+func (d *decoder) strs(raw []byte, path, what string) []string {
 	if kind(raw) != '[' {
-		return nil, expected(path, what, raw)
+		d.fail(expected(path, what, raw))
+		return nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, &Error{Key: path, Msg: err.Error(), Err: err}
+		d.fail(&Error{Key: path, Msg: err.Error(), Err: err})
+		return nil
 	}
 	out := make([]string, 0, len(elems))
 	for i, e := range elems {
-		s, err := decodeString(e, indexPath(path, i), "a string")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
+		out = append(out, d.str(e, indexPath(path, i), "a string"))
 	}
-	return out, nil
+	return out
 }
 
-func decodeStringMap(raw []byte, path string) (map[string]string, error) {
-	obj, err := decodeObject(raw, path, nil)
-	if err != nil {
-		return nil, err
+func (d *decoder) strMap(raw []byte, path string) map[string]string {
+	obj, ok := d.object(raw, path)
+	if !ok {
+		return nil
 	}
-	out := make(map[string]string, len(obj.members))
-	for _, k := range sortedKeys(obj.members) {
-		s, err := decodeString(obj.members[k], keyPath(path, k), "a string")
-		if err != nil {
-			return nil, err
-		}
-		out[k] = s
+	out := make(map[string]string, len(obj))
+	for _, k := range sortedKeys(obj) {
+		out[k] = d.str(obj[k], keyPath(path, k), "a string")
 	}
-	return out, nil
+	return out
 }
 
-func decodeBool(raw []byte, path string) (bool, error) {
+func (d *decoder) boolean(raw []byte, path string) bool {
 	switch kind(raw) {
 	case 't':
-		return true, nil
+		return true
 	case 'f':
-		return false, nil
+		return false
 	}
-	return false, expected(path, "true or false", raw)
+	d.fail(expected(path, "true or false", raw))
+	return false
 }
 
-func decodeDuration(raw []byte, path string) (time.Duration, error) {
-	s, err := decodeString(raw, path, wantDuration)
-	if err != nil {
-		return 0, err
+func (d *decoder) duration(raw []byte, path string) time.Duration {
+	before := d.mark()
+	s := d.str(raw, path, wantDuration)
+	if d.failed(before) {
+		return 0
 	}
-	d, err := time.ParseDuration(s)
+	v, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, &Error{Key: path, Msg: "expected " + wantDuration + ", got " + quoteValue(s), Err: err}
+		d.fail(&Error{Key: path, Msg: "expected " + wantDuration + ", got " + quoteValue(s), Err: err})
 	}
-	return d, nil
+	return v
 }
 
-func decodeProxies(raw []byte, path string) ([]netip.Prefix, error) {
-	strs, err := decodeStrings(raw, path, `a list of IP addresses or CIDR prefixes such as ["10.0.0.0/8"]`)
-	if err != nil {
-		return nil, err
-	}
+func (d *decoder) proxies(raw []byte, path string) []netip.Prefix {
+	strs := d.strs(raw, path, `a list of IP addresses or CIDR prefixes such as ["10.0.0.0/8"]`)
 	out := make([]netip.Prefix, 0, len(strs))
 	for i, s := range strs {
 		p, msg := parseProxy(s)
 		if msg != "" {
-			return nil, errorf(indexPath(path, i), msg)
+			d.failf(indexPath(path, i), msg)
+			continue
 		}
 		out = append(out, p)
 	}
-	return out, nil
+	return out
 }
 
-func decodeTools(raw []byte, path string) ([]Tool, error) {
+func (d *decoder) tools(raw []byte, path string) []Tool {
 	if kind(raw) != '[' {
-		return nil, expected(path, `a list of tools such as [{"name": "…", "argv": ["…"]}]`, raw)
+		d.fail(expected(path, `a list of tools such as [{"name": "…", "argv": ["…"]}]`, raw))
+		return nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, &Error{Key: path, Msg: err.Error(), Err: err}
+		d.fail(&Error{Key: path, Msg: err.Error(), Err: err})
+		return nil
 	}
 	tools := make([]Tool, 0, len(elems))
 	for i, e := range elems {
 		p := indexPath(path, i)
-		obj, err := decodeObject(e, p, toolKeys)
-		if err != nil {
-			return nil, err
+		obj, ok := d.object(e, p)
+		if !ok {
+			tools = append(tools, Tool{})
+			continue
 		}
 		var t Tool
-		if raw, ok := obj.members["name"]; ok {
-			if t.Name, err = decodeString(raw, keyPath(p, "name"), "a tool name"); err != nil {
-				return nil, err
-			}
-		}
-		if raw, ok := obj.members["argv"]; ok {
-			if t.Argv, err = decodeStrings(raw, keyPath(p, "argv"), wantArgv); err != nil {
-				return nil, err
+		for _, key := range sortedKeys(obj) {
+			switch key {
+			case "name":
+				t.Name = d.str(obj[key], keyPath(p, key), "a tool name")
+			case "argv":
+				t.Argv = d.strs(obj[key], keyPath(p, key), wantArgv)
+			default:
+				d.unknown(p, key, toolKeys)
 			}
 		}
 		tools = append(tools, t)
 	}
-	return tools, nil
-}
-
-func decodeServers(raw []byte, path string) (map[string]Server, error) {
-	obj, err := decodeObject(raw, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	servers := make(map[string]Server, len(obj.members))
-	for _, name := range sortedKeys(obj.members) {
-		s, err := decodeServer(obj.members[name], keyPath(path, name), name)
-		if err != nil {
-			return nil, err
-		}
-		servers[name] = s
-	}
-	return servers, nil
-}
-
-func decodeServer(raw []byte, path, name string) (Server, error) {
-	obj, err := decodeObject(raw, path, serverKeys)
-	if err != nil {
-		return Server{}, err
-	}
-	s := Server{Name: name}
-	typ, hasType := "", false
-	for _, key := range serverKeys {
-		raw, ok := obj.members[key]
-		if !ok {
-			continue
-		}
-		p := keyPath(path, key)
-		var err error
-		switch key {
-		case "type":
-			typ, err = decodeString(raw, p, wantType)
-			hasType = true
-		case "command":
-			s.Command, err = decodeString(raw, p, "a program name or path")
-		case "args":
-			s.Args, err = decodeStrings(raw, p, "a list of strings")
-		case "env":
-			s.Env, err = decodeStringMap(raw, p)
-		case "cwd":
-			s.Cwd, err = decodeString(raw, p, "a directory path")
-		case "url":
-			s.URL, err = decodeString(raw, p, `a URL such as "https://example.com/mcp"`)
-		case "headers":
-			s.Headers, err = decodeStringMap(raw, p)
-		case "allow_tools":
-			s.AllowTools, err = decodeStrings(raw, p, "a list of tool names")
-		case "disabled":
-			s.Disabled, err = decodeBool(raw, p)
-		}
-		if err != nil {
-			return Server{}, err
-		}
-	}
-	if hasType {
-		t, ok := transportAliases[typ]
-		if !ok {
-			return Server{}, errorf(keyPath(path, "type"), "expected "+wantType+", got "+quoteValue(typ))
-		}
-		s.Type = t
-		return s, nil
-	}
-	// Other MCP clients leave "type" out and let command or url say which transport is meant.
-	switch {
-	case s.Command != "" && s.URL != "":
-		return Server{}, errorf(path, `expected either "command" (a local process) or "url" (a remote server), not both`)
-	case s.Command != "":
-		s.Type = TransportStdio
-	case s.URL != "":
-		s.Type = TransportHTTP
-	default:
-		return Server{}, errorf(path, `expected "command" (a local process) or "url" (a remote server)`)
-	}
-	return s, nil
-}
-
-// transportAliases maps the spellings of "type" other MCP clients write to a Transport.
-var transportAliases = map[string]Transport{
-	"stdio":           TransportStdio,
-	"http":            TransportHTTP,
-	"streamable-http": TransportHTTP,
-	"streamableHttp":  TransportHTTP,
-	"sse":             TransportSSE,
+	return tools
 }
 
 // sortedKeys returns the keys of m in order, so that errors are deterministic.

@@ -49,11 +49,11 @@ func FuzzParse(f *testing.F) {
 			if !slices.IsSorted(refs) || len(slices.Compact(slices.Clone(refs))) != len(refs) {
 				t.Fatalf("%s: SecretRefs() = %q, want sorted and unique", name, refs)
 			}
-			if _, err := s.Expanded(func(string) (string, bool) { return "v", true }); err != nil {
+			if _, err := s.Expanded(func(string) ([]byte, bool) { return []byte("v"), true }); err != nil {
 				t.Fatalf("%s: Expanded with every secret set: %v", name, err)
 			}
 			if s.NeedsSecrets() {
-				if _, err := s.Expanded(func(string) (string, bool) { return "", false }); !errors.Is(err, ErrSecretNotSet) {
+				if _, err := s.Expanded(func(string) ([]byte, bool) { return nil, false }); !errors.Is(err, ErrSecretNotSet) {
 					t.Fatalf("%s: Expanded without secrets = %v, want ErrSecretNotSet", name, err)
 				}
 			}

@@ -22,26 +22,19 @@ type ref struct {
 	name       string
 }
 
-// findRefs returns the secret references in s, or a message describing the first "${" that does
-// not start a well-formed one. Any "${" counts, so that ${VAR} or ${env:VAR} written for another
-// MCP client is refused instead of being sent on literally.
+// findRefs returns the secret references in s, or a message describing the first malformed
+// one. Any other "${" was dealt with when the file was read (see expandVars): what is left is
+// text for the server, such as a variable its own env defines.
 func findRefs(s string) ([]ref, string) {
 	var refs []ref
 	for i := 0; ; {
-		j := strings.Index(s[i:], "${")
+		j := strings.Index(s[i:], refOpen)
 		if j < 0 {
 			return refs, ""
 		}
 		start := i + j
 		rest := s[start:]
 		end := strings.IndexByte(rest, '}')
-		if !strings.HasPrefix(rest, refOpen) {
-			shown := rest
-			if end >= 0 {
-				shown = rest[:end+1]
-			}
-			return nil, fmt.Sprintf("%s is not a secret reference; write ${secret:NAME}", quoteValue(shown))
-		}
 		if end < 0 {
 			return nil, fmt.Sprintf("unterminated secret reference %s; write ${secret:NAME}", quoteValue(rest))
 		}
@@ -83,24 +76,43 @@ func replaceRefs(s string, refs []ref, repl func(i int, name string) string) str
 	return b.String()
 }
 
-// Expand returns s with every ${secret:NAME} replaced by lookup(NAME). Substituted values are
-// not scanned again, so a secret that happens to contain "${secret:…}" stays as it is. A missing
-// secret is an error naming it that wraps ErrSecretNotSet; a malformed reference is an error too.
-func Expand(s string, lookup func(name string) (string, bool)) (string, error) {
+// Expand returns s with every ${secret:NAME} replaced by lookup(NAME). lookup hands over values
+// Expand owns: each is zeroed once copied into the result. Substituted values are not scanned
+// again, so a secret that happens to contain "${secret:…}" stays as it is. A missing secret is
+// an error naming it that wraps ErrSecretNotSet; a malformed reference is an error too.
+func Expand(s string, lookup func(name string) ([]byte, bool)) (string, error) {
 	refs, msg := findRefs(s)
 	if msg != "" {
 		return "", errorf("", msg)
 	}
-	var missing string
-	out := replaceRefs(s, refs, func(_ int, name string) string {
-		v, ok := lookup(name)
-		if !ok && missing == "" {
-			missing = name
-		}
-		return v
-	})
-	if missing != "" {
-		return "", &Error{Msg: fmt.Sprintf("secret %q is not set", missing), Err: ErrSecretNotSet}
+	if len(refs) == 0 {
+		return s, nil
 	}
-	return out, nil
+	vals := make([][]byte, len(refs))
+	defer func() {
+		for _, v := range vals {
+			clear(v)
+		}
+	}()
+	size := len(s)
+	for i, r := range refs {
+		v, ok := lookup(r.name)
+		vals[i] = v
+		if !ok {
+			return "", &Error{Msg: fmt.Sprintf("secret %q is not set", r.name), Err: ErrSecretNotSet}
+		}
+		size += len(v) - (r.end - r.start)
+	}
+	// Built in one buffer of the right size, zeroed afterwards, so the result is the one copy
+	// of the values left.
+	buf := make([]byte, 0, size)
+	defer clear(buf[:size])
+	last := 0
+	for i, r := range refs {
+		buf = append(buf, s[last:r.start]...)
+		buf = append(buf, vals[i]...)
+		last = r.end
+	}
+	buf = append(buf, s[last:]...)
+	return string(buf), nil
 }

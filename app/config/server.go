@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"maven/app/reveal"
 )
 
 // Transport is how Maven talks to an MCP server.
@@ -58,10 +58,10 @@ func (s Server) SecretRefs() []string {
 // vault is unlocked.
 func (s Server) NeedsSecrets() bool { return len(s.SecretRefs()) > 0 }
 
-// Expanded returns a copy of the server with every secret reference replaced by lookup(NAME).
-// The copy shares no slice or map with s. Errors are *Error values naming the key, and wrap
-// ErrSecretNotSet when a secret is missing.
-func (s Server) Expanded(lookup func(name string) (string, bool)) (Server, error) {
+// Expanded returns a copy of the server with every secret reference replaced by lookup(NAME),
+// whose values it owns and zeroes (see Expand). The copy shares no slice or map with s. Errors
+// are *Error values naming the key, and wrap ErrSecretNotSet when a secret is missing.
+func (s Server) Expanded(lookup func(name string) ([]byte, bool)) (Server, error) {
 	out := s
 	out.Args = slices.Clone(s.Args)
 	out.Env = maps.Clone(s.Env)
@@ -122,31 +122,9 @@ func (s Server) eachSecretValue(path string, fn func(key, value string)) {
 // in a path or an innocently named parameter would show.
 func (s Server) Target() string {
 	if s.Type == TransportStdio {
-		return commandLine(s.Command, s.Args)
+		return reveal.CommandLine(append([]string{s.Command}, s.Args...))
 	}
 	return redactURL(s.URL)
-}
-
-// commandLine joins a command and its arguments for display, quoting any argument that would
-// otherwise be ambiguous or hide characters.
-func commandLine(command string, args []string) string {
-	parts := make([]string, 0, 1+len(args))
-	for _, a := range append([]string{command}, args...) {
-		parts = append(parts, displayArg(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-func displayArg(a string) string {
-	if a == "" || !utf8.ValidString(a) {
-		return strconv.Quote(a)
-	}
-	for _, r := range a {
-		if r == '"' || r == '\'' || r == '\\' || unicode.IsSpace(r) || !strconv.IsPrint(r) {
-			return strconv.Quote(a)
-		}
-	}
-	return a
 }
 
 // redacted replaces a credential in a displayed URL.
@@ -221,13 +199,71 @@ func secretLike(name string) bool {
 const urlHostPlaceholder = "maven-secret-ref"
 
 // validate checks one server; path is its key path ("mcpServers.NAME").
-func (s Server) validate(path string) error {
+func (s Server) validate(path string) []*Error {
+	var errs []*Error
+	add := func(key, msg string) { errs = append(errs, errorf(key, msg)) }
+	key := func(k string) string { return keyPath(path, k) }
+	errs = append(errs, s.validateTransport(path)...)
+
+	// Every value that may hold references must hold only well-formed ones, and none on the
+	// command line, which every local user can read.
+	s.eachSecretValue(path, func(p, v string) {
+		if _, msg := findRefs(v); msg != "" {
+			add(p, msg)
+		} else if strings.ContainsRune(v, 0) {
+			add(p, "must not contain a NUL byte")
+		}
+	})
+	for _, p := range s.commandLineSecrets(path) {
+		add(p, "a secret reference would put the secret on the command line, which every local user can read; pass it through env")
+	}
+
+	if s.Cwd != "" {
+		switch {
+		case strings.Contains(s.Cwd, refOpen):
+			add(key("cwd"), "secret references are not expanded in cwd")
+		case !filepath.IsAbs(s.Cwd):
+			add(key("cwd"), "expected an absolute directory path, got "+quoteValue(s.Cwd))
+		}
+	}
+	for _, k := range sortedKeys(s.Env) {
+		if !validEnvName(k) {
+			add(keyPath(key("env"), k), "expected an environment variable name such as API_KEY")
+		}
+	}
+	if s.URL != "" {
+		if msg := checkServerURL(s.URL); msg != "" {
+			add(key("url"), msg)
+		}
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		p := keyPath(key("headers"), k)
+		if !validHeaderName(k) {
+			add(p, "expected an HTTP header name such as Authorization")
+			continue
+		}
+		if strings.ContainsFunc(s.Headers[k], func(r rune) bool { return r != '\t' && (r < ' ' || r == 0x7f) }) {
+			add(p, "the value must not contain control characters")
+		}
+	}
+	for i, t := range s.AllowTools {
+		if t == "" {
+			add(indexPath(key("allow_tools"), i), "expected a tool name, got an empty string")
+		}
+	}
+	return errs
+}
+
+// validateTransport checks the server has the keys its transport needs, and none it ignores.
+func (s Server) validateTransport(path string) []*Error {
+	var errs []*Error
+	add := func(key, msg string) { errs = append(errs, errorf(key, msg)) }
 	key := func(k string) string { return keyPath(path, k) }
 	var forbidden []string // keys set that the transport does not use
 	switch s.Type {
 	case TransportStdio:
 		if s.Command == "" {
-			return errorf(key("command"), "required for a stdio server")
+			add(key("command"), "required for a stdio server")
 		}
 		if s.URL != "" {
 			forbidden = append(forbidden, "url")
@@ -237,7 +273,7 @@ func (s Server) validate(path string) error {
 		}
 	case TransportHTTP, TransportSSE:
 		if s.URL == "" {
-			return errorf(key("url"), fmt.Sprintf("required for an %s server", s.Type))
+			add(key("url"), fmt.Sprintf("required for an %s server", s.Type))
 		}
 		if s.Command != "" {
 			forbidden = append(forbidden, "command")
@@ -252,63 +288,28 @@ func (s Server) validate(path string) error {
 			forbidden = append(forbidden, "cwd")
 		}
 	default:
-		return errorf(key("type"), "expected "+wantType+", got "+quoteValue(string(s.Type)))
+		add(key("type"), "expected "+wantType+", got "+quoteValue(string(s.Type)))
 	}
-	if len(forbidden) > 0 {
-		return errorf(key(forbidden[0]), fmt.Sprintf("not allowed for a server of type %q", s.Type))
+	for _, f := range forbidden {
+		add(key(f), fmt.Sprintf("not allowed for a server of type %q", s.Type))
 	}
+	return errs
+}
 
-	// Every value that may hold references must hold only well-formed ones.
-	var refErr error
-	s.eachSecretValue(path, func(p, v string) {
-		if refErr != nil {
-			return
-		}
-		if _, msg := findRefs(v); msg != "" {
-			refErr = errorf(p, msg)
-		} else if strings.ContainsRune(v, 0) {
-			refErr = errorf(p, "must not contain a NUL byte")
-		}
-	})
-	if refErr != nil {
-		return refErr
+// commandLineSecrets returns the keys of the command and arguments that hold a secret
+// reference. Reading the file refuses them with advice; this is the rule for a config built in
+// code.
+func (s Server) commandLineSecrets(path string) []string {
+	var out []string
+	if strings.Contains(s.Command, refOpen) {
+		out = append(out, keyPath(path, "command"))
 	}
-
-	if s.Cwd != "" {
-		if strings.Contains(s.Cwd, "${") {
-			return errorf(key("cwd"), "secret references are not expanded in cwd")
-		}
-		if !filepath.IsAbs(s.Cwd) {
-			return errorf(key("cwd"), "expected an absolute directory path, got "+quoteValue(s.Cwd))
+	for i, a := range s.Args {
+		if strings.Contains(a, refOpen) {
+			out = append(out, indexPath(keyPath(path, "args"), i))
 		}
 	}
-	for _, k := range sortedKeys(s.Env) {
-		if !validEnvName(k) {
-			return errorf(keyPath(key("env"), k), "expected an environment variable name such as API_KEY")
-		}
-	}
-	if s.URL != "" {
-		if msg := checkServerURL(s.URL); msg != "" {
-			return errorf(key("url"), msg)
-		}
-	}
-	for _, k := range sortedKeys(s.Headers) {
-		p := keyPath(key("headers"), k)
-		if !validHeaderName(k) {
-			return errorf(p, "expected an HTTP header name such as Authorization")
-		}
-		for _, r := range s.Headers[k] {
-			if r != '\t' && (r < ' ' || r == 0x7f) {
-				return errorf(p, "the value must not contain control characters")
-			}
-		}
-	}
-	for i, t := range s.AllowTools {
-		if t == "" {
-			return errorf(indexPath(key("allow_tools"), i), "expected a tool name, got an empty string")
-		}
-	}
-	return nil
+	return out
 }
 
 // checkServerURL checks the endpoint of an http or sse server, returning "" if it is fine.
@@ -359,4 +360,19 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
+}
+
+// SecretUsers maps the name of every secret the configured servers refer to onto the servers
+// that refer to it, sorted.
+func (c Config) SecretUsers() map[string][]string {
+	users := map[string][]string{}
+	for name, s := range c.MCPServers {
+		for _, ref := range s.SecretRefs() {
+			users[ref] = append(users[ref], name)
+		}
+	}
+	for _, servers := range users {
+		slices.Sort(servers)
+	}
+	return users
 }

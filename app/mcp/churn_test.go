@@ -15,6 +15,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp/mcptest"
 	"maven/db"
@@ -133,7 +134,7 @@ func TestChurnBudgetRedefinitions(t *testing.T) {
 	e := newChurnEnv(t, ChurnBudget{Window: time.Hour, PerTool: 3, MaxCooldown: 24 * time.Hour})
 	e.mustReconcile(list(0, "a", "b"))
 	rows, _ := e.svc.List(context.Background(), allowlist.Filter{})
-	if _, err := e.svc.EnableTool(context.Background(), rows[0].ID, auth.ForTest(t, auth.ActionEnableTool, rows[0].ID)); err != nil {
+	if _, err := e.svc.EnableTool(context.Background(), rows[0].ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, rows[0].ID, rows[0].ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	for v := 1; v <= 3; v++ {
@@ -210,13 +211,14 @@ func TestChurnBudgetNewNames(t *testing.T) {
 	// The first listing of a server is free, however long.
 	e.mustReconcile(list(0, names("a", 7)...))
 	rows, _ := e.svc.List(context.Background(), allowlist.Filter{})
-	var keepID int64
+	var keepRow allowlist.Tool
 	for _, r := range rows {
 		if r.RemoteName() == "keep" {
-			keepID = r.ID
+			keepRow = r
 		}
 	}
-	if _, err := e.svc.EnableTool(context.Background(), keepID, auth.ForTest(t, auth.ActionEnableTool, keepID)); err != nil {
+	keepID := keepRow.ID
+	if _, err := e.svc.EnableTool(context.Background(), keepID, authtest.Proof(t, auth.One(auth.ActionEnableTool, keepID, keepRow.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	// Eight tools when the window opens: eight new names are allowed, not five.

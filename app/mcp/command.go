@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"maven/app/config"
+	"maven/app/reveal"
 )
 
 // StdioCommand returns the exact command line of a stdio server as the owner is shown it, and
@@ -26,13 +25,13 @@ func StdioCommand(cfg config.Server) (display, digest string) {
 	b.WriteString(cfg.Target())
 	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		b.WriteString("\n")
-		b.WriteString(quoteShown(k))
+		b.WriteString(reveal.Arg(k))
 		b.WriteString("=")
-		b.WriteString(quoteShown(cfg.Env[k]))
+		b.WriteString(reveal.Arg(cfg.Env[k]))
 	}
 	if cfg.Cwd != "" {
 		b.WriteString("\ncwd: ")
-		b.WriteString(quoteShown(cfg.Cwd))
+		b.WriteString(reveal.Arg(cfg.Cwd))
 	}
 
 	canon := struct {
@@ -55,15 +54,4 @@ func StdioCommand(cfg config.Server) (display, digest string) {
 	}
 	sum := sha256.Sum256(data)
 	return b.String(), "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// quoteShown quotes a value that is empty, holds white space or quotes, or a character that
-// would not show, the way config.Server.Target shows arguments.
-func quoteShown(v string) string {
-	if v == "" || strings.ContainsFunc(v, func(r rune) bool {
-		return r == '"' || r == '\'' || r == '\\' || unicode.IsSpace(r) || !strconv.IsPrint(r) || r == unicode.ReplacementChar
-	}) {
-		return strconv.Quote(v)
-	}
-	return v
 }

@@ -26,6 +26,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/db"
 )
 
@@ -387,7 +388,7 @@ func enableSome(t *testing.T, path string, n int) []int64 {
 	}
 	var ids []int64
 	for _, r := range rows {
-		if _, err := svc.EnableTool(ctx, r.ID, auth.ForTest(t, auth.ActionEnableTool, r.ID)); err != nil {
+		if _, err := svc.EnableTool(ctx, r.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, r.ID, r.ApprovalDigest()))); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)

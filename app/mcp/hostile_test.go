@@ -27,6 +27,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp/mcptest"
 	"maven/db"
@@ -179,7 +180,7 @@ type goodServer struct {
 func (e *hostileEnv) enable(server, tool string) int64 {
 	e.t.Helper()
 	row := e.row(server, tool)
-	if _, err := e.svc.EnableTool(e.ctx, row.ID, auth.ForTest(e.t, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := e.svc.EnableTool(e.ctx, row.ID, authtest.Proof(e.t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		e.t.Fatalf("enable %s/%s: %v", server, tool, err)
 	}
 	return row.ID

@@ -83,7 +83,7 @@ type ManagerOptions struct {
 	TerminateDuration time.Duration
 	// Secrets looks up a sealed secret by name; nil means the vault is locked. See
 	// Manager.SetSecrets. It is called from the supervisors' goroutines.
-	Secrets func(name string) (string, bool)
+	Secrets func(name string) ([]byte, bool)
 	// Getenv reads PATH, HOME and LANG of the daemon for stdio servers (os.Getenv).
 	Getenv func(string) string
 	// Version is the client version sent in initialize ("dev").
@@ -134,7 +134,7 @@ type Manager struct {
 	maxPages, maxTools int
 
 	mu         sync.Mutex
-	secrets    func(string) (string, bool)
+	secrets    func(string) ([]byte, bool)
 	secretsGen uint64 // bumped by every SetSecrets
 	started    bool
 	closed     bool
@@ -207,8 +207,10 @@ func (m *Manager) Close() error {
 // SetSecrets installs the secret lookup, or removes it with nil (the vault was locked). It never
 // blocks on a server: unlocking signals the locked supervisors, which dial on their own
 // goroutines; locking ends the sessions of servers that use secrets at once, so no further call
-// reaches them, and they go back to locked. lookup is called from the supervisors' goroutines.
-func (m *Manager) SetSecrets(lookup func(name string) (string, bool)) {
+// reaches them, and they go back to locked, zeroing the secret values they kept to mask errors.
+// lookup is called from the supervisors' goroutines; its values belong to the caller, who zeroes
+// them.
+func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 	m.mu.Lock()
 	m.secrets = lookup
 	m.secretsGen++
@@ -245,7 +247,7 @@ const (
 )
 
 // lookup returns the current secret lookup (nil when locked) and its generation.
-func (m *Manager) lookup() (func(string) (string, bool), uint64) {
+func (m *Manager) lookup() (func(string) ([]byte, bool), uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.secrets, m.secretsGen

@@ -181,7 +181,7 @@ func TestManagerLockedServerIsNeverDialled(t *testing.T) {
 	}
 
 	// Unlocked with the secret missing: still locked, and the status names what is missing.
-	m.SetSecrets(func(string) (string, bool) { return "", false })
+	m.SetSecrets(bytesLookup(func(string) (string, bool) { return "", false }))
 	waitFor(t, 5*time.Second, "a missing-secret message", func() bool {
 		st := status(m, "vault")
 		return st.State == StateLocked && strings.Contains(st.LastError, `"tok"`)
@@ -190,12 +190,12 @@ func TestManagerLockedServerIsNeverDialled(t *testing.T) {
 		t.Fatalf("a server missing its secret received %d requests", n)
 	}
 
-	m.SetSecrets(func(name string) (string, bool) {
+	m.SetSecrets(bytesLookup(func(name string) (string, bool) {
 		if name == "tok" {
 			return "s3cret-token", true
 		}
 		return "", false
-	})
+	}))
 	waitNames(t, rec, "vault", "echo")
 	waitState(t, m, "vault", StateConnected, 5*time.Second)
 	authMu.Lock()
@@ -421,7 +421,7 @@ func TestManagerErrorsNeverShowSecrets(t *testing.T) {
 	l.Close()
 	rec := newFakeReconciler()
 	opts := fastOptions()
-	opts.Secrets = func(string) (string, bool) { return "hunter2-secret", true }
+	opts.Secrets = bytesLookup(func(string) (string, bool) { return "hunter2-secret", true })
 	m := startManager(t, map[string]config.Server{
 		"s": {Type: config.TransportHTTP, URL: "http://" + addr + "/mcp?token=${secret:tok}"},
 	}, rec, opts)
@@ -559,7 +559,7 @@ func TestManagerStdioEnvironment(t *testing.T) {
 	cfg.Env = map[string]string{"API_TOKEN": "tok-${secret:api}"}
 	rec := newFakeReconciler()
 	opts := fastOptions()
-	opts.Secrets = func(name string) (string, bool) { return "value-of-" + name, name == "api" }
+	opts.Secrets = bytesLookup(func(name string) (string, bool) { return "value-of-" + name, name == "api" })
 	opts.Getenv = func(k string) string {
 		if k == "HOME" {
 			return "/home/maven-test"
@@ -587,7 +587,7 @@ func TestManagerCallEndsWithTheSession(t *testing.T) {
 	t.Cleanup(scripted.Close)
 	rec := newFakeReconciler()
 	opts := fastOptions()
-	opts.Secrets = func(string) (string, bool) { return "v", true }
+	opts.Secrets = bytesLookup(func(string) (string, bool) { return "v", true })
 	m := startManager(t, map[string]config.Server{
 		"s": {Type: config.TransportHTTP, URL: srv.url("/mcp"), Headers: map[string]string{"X-Key": "${secret:k}"}},
 	}, rec, opts)
@@ -759,7 +759,7 @@ func TestManagerNewSecretsReconnect(t *testing.T) {
 	}
 	rec := newFakeReconciler()
 	opts := fastOptions()
-	opts.Secrets = func(string) (string, bool) { return "old", true }
+	opts.Secrets = bytesLookup(func(string) (string, bool) { return "old", true })
 	m := startManager(t, map[string]config.Server{
 		"s": {Type: config.TransportHTTP, URL: srv.url("/mcp"), Headers: map[string]string{"Authorization": "Bearer ${secret:tok}"}},
 	}, rec, opts)
@@ -767,7 +767,7 @@ func TestManagerNewSecretsReconnect(t *testing.T) {
 	if a := auth(); a != "Bearer old" {
 		t.Fatalf("Authorization = %q", a)
 	}
-	m.SetSecrets(func(string) (string, bool) { return "new", true })
+	m.SetSecrets(bytesLookup(func(string) (string, bool) { return "new", true }))
 	waitFor(t, 10*time.Second, "a session with the new secret", func() bool {
 		return auth() == "Bearer new" && status(m, "s").State == StateConnected
 	})
@@ -786,7 +786,7 @@ func TestManagerSetSecretsNeverWaitsForADial(t *testing.T) {
 	waitState(t, m, "hole", StateLocked, 5*time.Second)
 
 	start := time.Now()
-	m.SetSecrets(func(string) (string, bool) { return "v", true })
+	m.SetSecrets(bytesLookup(func(string) (string, bool) { return "v", true }))
 	if d := time.Since(start); d > 50*time.Millisecond {
 		t.Errorf("unlocking took %s", d)
 	}
@@ -803,5 +803,14 @@ func TestManagerSetSecretsNeverWaitsForADial(t *testing.T) {
 	m.Close()
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Close took %s", d)
+	}
+}
+
+// bytesLookup turns a lookup of strings into the vault's kind, which hands out a fresh buffer
+// the caller zeroes.
+func bytesLookup(f func(string) (string, bool)) func(string) ([]byte, bool) {
+	return func(name string) ([]byte, bool) {
+		v, ok := f(name)
+		return []byte(v), ok
 	}
 }

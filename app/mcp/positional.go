@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"maven/app/allowlist"
+	"maven/app/phrases"
 )
 
 // Errors BindPositional wraps in an *ArgsError.
@@ -27,6 +27,9 @@ type ArgsError struct {
 	Err     error    // ErrNeedsArgs or ErrUndescribedArg
 	Missing []string // the properties concerned; may be empty
 	Reason  string   // a short human explanation
+	// Unspoken marks the one refusal that is about the utterance, not the tool: the tool takes
+	// its one argument from speech (Missing[0]), and nothing was said for it.
+	Unspoken bool
 }
 
 // Error implements error.
@@ -59,10 +62,32 @@ func needsArgs(reason string, missing ...string) error {
 // is an *ArgsError wrapping ErrNeedsArgs, or ErrUndescribedArg when a required property is not
 // described by the schema.
 func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]any, error) {
-	required, props, err := positionalSchema(row.InputSchema)
-	if err != nil {
-		return nil, err
+	return NewPositional(row, allowed).Bind(tail)
+}
+
+// Positional is one row's schema read for rule 15, so a caller that binds many utterances to
+// the same row (the voice service, until the row changes) reads and checks it once.
+type Positional struct {
+	row      allowlist.Tool
+	allowed  bool
+	required []string
+	props    map[string]json.RawMessage
+	err      error // what reading the schema found wrong
+}
+
+// NewPositional reads row's input schema for BindPositional.
+func NewPositional(row allowlist.Tool, allowed bool) Positional {
+	p := Positional{row: row, allowed: allowed}
+	p.required, p.props, p.err = positionalSchema(row.InputSchema)
+	return p
+}
+
+// Bind applies rule 15 to tail; see BindPositional.
+func (p Positional) Bind(tail string) (map[string]any, error) {
+	if p.err != nil {
+		return nil, p.err
 	}
+	required, props, row := p.required, p.props, p.row
 	// An undescribed required property refuses the call outright, before anything else.
 	var undescribed []string
 	for _, name := range required {
@@ -82,7 +107,7 @@ func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]a
 		return nil, needsArgs("the tool takes no required argument; which optional one the words are for is not guessed")
 	case len(required) > 1:
 		return nil, needsArgs("the tool needs more than one argument", required...)
-	case !row.ReadOnly || row.Destructive || !allowed:
+	case !row.ReadOnly || row.Destructive || !p.allowed:
 		return nil, needsArgs("only a read-only tool named in allow_tools takes a spoken argument", required...)
 	}
 	name := required[0]
@@ -91,11 +116,11 @@ func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]a
 		return nil, needsArgs("the argument is not a plain string, number or integer", name)
 	}
 	if tail == "" {
-		return nil, needsArgs("nothing was said after the tool name", name)
+		return nil, &ArgsError{Err: ErrNeedsArgs, Missing: []string{name}, Reason: "nothing was said after the tool name", Unspoken: true}
 	}
 	switch typ {
 	case "number":
-		f, ok := positionalNumber(tail)
+		f, ok := phrases.Decimal(tail)
 		if !ok {
 			return nil, needsArgs("expected a number", name)
 		}
@@ -162,51 +187,9 @@ func positionalType(prop json.RawMessage) string {
 	return typ
 }
 
-// positionalNumber parses a plain decimal number: strconv.ParseFloat alone would also take
-// "Inf", "NaN", hex floats and digit separators, none of which a person says as a number.
-func positionalNumber(s string) (float64, bool) {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		exp := 0
-		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			exp++
-		}
-		if exp == 0 {
-			return 0, false
-		}
-	}
-	if i != len(s) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
-}
-
-// BindPositional applies rule 15 to row with its server's local allow_tools list. It is the
+// Positional reads row for rule 15 with its server's local allow_tools list; its Bind is the
 // binding half of DESIGN.md's CallPositional: the call itself goes through runner.Executor, so
 // the row's enabled state is checked once more and an mcp row can never run as a binary.
-func (m *Manager) BindPositional(row allowlist.Tool, tail string) (map[string]any, error) {
-	return BindPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()), tail)
+func (m *Manager) Positional(row allowlist.Tool) Positional {
+	return NewPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()))
 }

@@ -15,6 +15,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/mcp"
 	"maven/db"
 )
@@ -69,7 +70,11 @@ func (f *fixture) row(t testing.TB, server, name string) allowlist.Tool {
 
 func (f *fixture) enable(t testing.TB, id int64) {
 	t.Helper()
-	if _, err := f.svc.EnableTool(context.Background(), id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+	row, err := f.svc.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.EnableTool(context.Background(), id, authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"maven/app/config"
 )
@@ -21,27 +23,41 @@ func (s *supervisor) resolve() (config.Server, uint64, error) {
 		return s.cfg, gen, nil
 	}
 	if lookup == nil {
+		// Locked, and the last session's errors are masked and recorded: forget the values.
+		s.mu.Lock()
+		for _, v := range s.secretVals {
+			clear(v)
+		}
+		s.secretVals = nil
+		s.mu.Unlock()
 		return config.Server{}, gen, fmt.Errorf("the vault is locked: %w", ErrLocked)
+	}
+	var fresh [][]byte
+	for _, name := range s.cfg.SecretRefs() {
+		if v, ok := lookup(name); ok && len(v) > 0 {
+			fresh = append(fresh, v, escaped(url.QueryEscape, v), escaped(url.PathEscape, v))
+		}
 	}
 	s.mu.Lock()
 	// Values used before stay masked too: an error may outlive a rotation.
-	vals := slices.Clone(s.secretVals)
-	s.mu.Unlock()
-	for _, name := range s.cfg.SecretRefs() {
-		if v, ok := lookup(name); ok && v != "" {
-			vals = append(vals, v, url.QueryEscape(v), url.PathEscape(v))
-		}
-	}
+	vals := append(s.secretVals, fresh...)
 	// Longest first, so a secret that contains another is masked whole.
-	slices.SortFunc(vals, func(a, b string) int {
+	slices.SortFunc(vals, func(a, b []byte) int {
 		if len(a) != len(b) {
 			return len(b) - len(a)
 		}
-		return strings.Compare(a, b)
+		return bytes.Compare(a, b)
 	})
-	vals = slices.Compact(vals)
-	s.mu.Lock()
-	s.secretVals = vals
+	// Each value is a buffer of its own: a duplicate is zeroed as it is dropped.
+	kept := vals[:0]
+	for _, v := range vals {
+		if len(kept) > 0 && bytes.Equal(kept[len(kept)-1], v) {
+			clear(v)
+			continue
+		}
+		kept = append(kept, v)
+	}
+	s.secretVals = kept
 	s.mu.Unlock()
 	cfg, err := s.cfg.Expanded(lookup)
 	if errors.Is(err, config.ErrSecretNotSet) {
@@ -51,6 +67,11 @@ func (s *supervisor) resolve() (config.Server, uint64, error) {
 		return config.Server{}, gen, err
 	}
 	return cfg, gen, nil
+}
+
+// escaped returns v as escape writes it, in a buffer of its own; v is read in place, not copied.
+func escaped(escape func(string) string, v []byte) []byte {
+	return []byte(escape(unsafe.String(unsafe.SliceData(v), len(v))))
 }
 
 // secretsChanged reports whether new secrets make the session's config stale: the vault was
@@ -88,21 +109,20 @@ const maxErrorText = 1024
 // URL they were given, and the status page and logs must never show a secret. It is cut to
 // maxErrorText bytes, after masking so that no part of a secret survives the cut.
 func (s *supervisor) errText(err error) string {
-	msg := err.Error()
+	msg := []byte(err.Error())
 	s.mu.Lock()
-	vals := s.secretVals
-	s.mu.Unlock()
-	for _, v := range vals {
-		msg = strings.ReplaceAll(msg, v, "***")
+	for _, v := range s.secretVals {
+		msg = bytes.ReplaceAll(msg, v, []byte("***"))
 	}
+	s.mu.Unlock()
 	if len(msg) > maxErrorText {
 		cut := maxErrorText
 		for cut > 0 && !utf8.RuneStart(msg[cut]) {
 			cut--
 		}
-		msg = msg[:cut] + " [cut]"
+		msg = append(msg[:cut], " [cut]"...)
 	}
-	return msg
+	return string(msg)
 }
 
 // mask returns err with the message of errText, still matching what err matches.

@@ -40,7 +40,7 @@ type supervisor struct {
 	display, digest string
 
 	mu         sync.Mutex
-	secretVals []string // values of the secrets in use, masked in errors
+	secretVals [][]byte // values of the secrets in use, masked in errors; zeroed once locked
 	st         ServerStatus
 	session    *sdk.ClientSession // nil unless connected
 	sessCtx    context.Context    // ends with the session; nil with it

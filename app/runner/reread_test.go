@@ -11,6 +11,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
@@ -57,7 +58,7 @@ func TestRowReadAgain(t *testing.T) {
 	}
 	enable := func(row allowlist.Tool) allowlist.Tool {
 		t.Helper()
-		row, err := svc.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID))
+		row, err := svc.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest())))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,9 @@
 package vault
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetArgon2ForTest makes v stretch new recovery codes with cheaper parameters, so tests that
 // do not measure Argon2id itself stay fast. Unlocking always uses the slot's own header.
@@ -15,7 +18,29 @@ var DefaultArgon2Header = defaultArgon2.String()
 func DEKForTest(v *Vault) []byte {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.dek
+	if v.key == nil {
+		return nil
+	}
+	return v.key.raw
+}
+
+// AddLegacyPRFSlotForTest stores a PRF slot of the first format ("hkdf-sha256": the PRF
+// output's HKDF wraps the data key), as a vault made before the X25519 slots has.
+func AddLegacyPRFSlotForTest(v *Vault, ctx context.Context, credentialID, prfInput, prfOutput []byte) error {
+	dek := DEKForTest(v)
+	salt := randomBytes(saltSizePRF)
+	kek, err := prfKEK(prfOutput, salt, v.rpID, credentialID)
+	if err != nil {
+		return err
+	}
+	nonce, wrapped, err := seal(kek, dek, adWrapPRF+prfBinding(v.rpID, credentialID))
+	if err != nil {
+		return err
+	}
+	return v.store.PutPRFSlot(ctx, &Slot{
+		Kind: SlotPRF, CredentialID: credentialID, PRFInput: prfInput, KDF: kdfHKDF,
+		Salt: salt, Nonce: nonce, WrappedKey: wrapped, CreatedAt: v.now(),
+	})
 }
 
 // NewLimiterForTest returns a limiter with its own backoff shape.

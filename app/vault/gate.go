@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,10 @@ import (
 // Hooks must not block: an unlock answers the owner's phone, and nothing slow may sit in
 // between. A daemon without a vault is unlocked: there is nothing to unlock.
 //
+// The lookup an OnUnlock hook gets hands out values the caller owns and zeroes when done (see
+// Vault.Lookup); after a lock it finds nothing, and whatever a hook kept of the values it must
+// zero once its OnLock hook has run.
+//
 // Every change of state, and every change of the secrets, goes through the Gate, so hooks see
 // them in the order they happened.
 type Gate struct {
@@ -27,7 +32,7 @@ type Gate struct {
 	mu       sync.Mutex
 	exists   bool
 	epoch    string
-	onUnlock []func(lookup func(name string) (string, bool))
+	onUnlock []func(lookup func(name string) ([]byte, bool))
 	onLock   []func()
 }
 
@@ -50,7 +55,7 @@ func NewGate(ctx context.Context, v *Vault, logger *slog.Logger) (*Gate, error) 
 // OnUnlock adds f to the hooks run after every unlock, after the vault is created, and after a
 // secret is set or deleted (so a server waiting on that secret notices). f gets the open
 // vault's lookup.
-func (g *Gate) OnUnlock(f func(lookup func(name string) (string, bool))) {
+func (g *Gate) OnUnlock(f func(lookup func(name string) ([]byte, bool))) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.onUnlock = append(g.onUnlock, f)
@@ -111,33 +116,36 @@ func (g *Gate) UnlockWithRecovery(ctx context.Context, code string) error {
 }
 
 // Enroll lets the passkey credentialID unlock the vault, from the PRF output its authenticator
-// gave for prfInput. With no vault yet it first creates one and returns its recovery code, to
-// be shown once; otherwise the code is "". If the vault was created but the passkey's slot could
-// not be stored, both the code and the error are returned: the code is then the only way in.
-// ErrLocked if a vault exists and is locked; ErrInvalid for arguments of the wrong length.
+// gave for prfInput. With no vault yet it creates one, with this passkey's slot and the recovery
+// slot in one transaction, and returns its recovery code, to be shown once; otherwise the code is
+// "". An error means nothing was stored. ErrLocked if a vault exists and is locked; ErrInvalid
+// for arguments of the wrong length.
 func (g *Gate) Enroll(ctx context.Context, credentialID, prfInput, prfOutput []byte) (string, error) {
-	if len(credentialID) == 0 || len(prfInput) != prfSize || len(prfOutput) != prfSize {
+	p := PRFResult{CredentialID: credentialID, Input: prfInput, Output: prfOutput}
+	if !p.valid() {
 		return "", fmt.Errorf("enroll passkey: %w: want a credential ID and 32-byte PRF input and output", ErrInvalid)
 	}
 	g.turn.Lock()
 	defer g.turn.Unlock()
 	var code string
+	err := ErrExists
 	if !g.HasVault() {
-		c, err := g.v.Create(ctx)
-		if err != nil && !errors.Is(err, ErrExists) {
-			return "", err
-		}
-		g.mu.Lock()
-		g.exists = true
-		g.mu.Unlock()
-		if err == nil {
-			code = c
-			g.log.Info("vault created")
-		}
+		code, err = g.v.Create(ctx, p)
 	}
-	if err := g.v.AddPRFSlot(ctx, credentialID, prfInput, prfOutput); err != nil {
-		return code, err
+	switch {
+	case err == nil:
+		g.log.Info("vault created")
+	case errors.Is(err, ErrExists):
+		// Made by another daemon over this database, or before: add the slot to it.
+		code = ""
+		err = g.v.AddPRFSlot(ctx, credentialID, prfInput, prfOutput)
 	}
+	if err != nil {
+		return "", err
+	}
+	g.mu.Lock()
+	g.exists = true
+	g.mu.Unlock()
 	g.unlocked()
 	return code, nil
 }
@@ -202,20 +210,25 @@ func (g *Gate) SecretNames(ctx context.Context) ([]string, error) {
 	return g.v.Names(ctx)
 }
 
-// RegenerateRecovery replaces the recovery code and returns the new one, to be shown once.
-// ErrLocked while locked or without a vault.
+// RegenerateRecovery replaces the recovery code and rotates the data key (see
+// Vault.RegenerateRecovery), and returns the new code, to be shown once. ErrLocked while locked
+// or without a vault.
 func (g *Gate) RegenerateRecovery(ctx context.Context) (string, error) {
 	g.turn.Lock()
 	defer g.turn.Unlock()
 	if !g.HasVault() {
 		return "", ErrLocked
 	}
-	code, err := g.v.RegenerateRecovery(ctx)
+	r, err := g.v.RegenerateRecovery(ctx)
 	if err != nil {
 		return "", err
 	}
-	g.log.Info("recovery code regenerated")
-	return code, nil
+	g.log.Info("recovery code regenerated and data key rotated", "passkeys_dropped", len(r.Dropped), "unreadable_secrets", r.Unreadable)
+	for _, id := range r.Dropped {
+		g.log.Warn("a passkey can no longer unlock: its slot could not be wrapped for the new data key; let it unlock again on /passkeys",
+			"credential", base64.RawURLEncoding.EncodeToString(id))
+	}
+	return r.Code, nil
 }
 
 // RecoveryUsed reports whether the current recovery code has unlocked the vault, so the owner
@@ -252,7 +265,7 @@ func (g *Gate) ForgetPasskey(ctx context.Context, credentialID []byte) error {
 // unlocked runs the OnUnlock hooks with the vault's lookup. The caller holds turn.
 func (g *Gate) unlocked() {
 	g.mu.Lock()
-	hooks := append([]func(func(string) (string, bool)){}, g.onUnlock...)
+	hooks := append([]func(func(string) ([]byte, bool)){}, g.onUnlock...)
 	g.mu.Unlock()
 	for _, f := range hooks {
 		f(g.v.Lookup)

@@ -14,10 +14,10 @@ import (
 type hookLog struct {
 	mu     sync.Mutex
 	events []string
-	lookup func(string) (string, bool)
+	lookup func(string) ([]byte, bool)
 }
 
-func (h *hookLog) unlocked(lookup func(string) (string, bool)) {
+func (h *hookLog) unlocked(lookup func(string) ([]byte, bool)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.events = append(h.events, "unlocked")
@@ -84,7 +84,7 @@ func TestGateLifecycle(t *testing.T) {
 	if !slices.Equal(h.take(), []string{"unlocked"}) {
 		t.Fatal("set secret did not tell the hooks")
 	}
-	if v, ok := h.lookup("tok"); !ok || v != "s3cret" {
+	if v, ok := h.lookup("tok"); !ok || string(v) != "s3cret" {
 		t.Fatalf("lookup: %q %v", v, ok)
 	}
 

@@ -59,16 +59,23 @@ func (l *Limiter) Check() error {
 	return nil
 }
 
-// Fail records a failed attempt, extending the wait before the next one.
+// Fail records a failed attempt, extending the wait before the next one. A nil Limiter records
+// nothing.
 func (l *Limiter) Fail() {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.failures++
 	l.notBefore = l.now().Add(l.delay(l.failures))
 }
 
-// Succeed forgets earlier failures.
+// Succeed forgets earlier failures. A nil Limiter records nothing.
 func (l *Limiter) Succeed() {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.failures = 0

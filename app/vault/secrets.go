@@ -21,8 +21,9 @@ func ValidName(name string) bool {
 	return true
 }
 
-// Set seals value under name, replacing any secret of that name. ErrLocked unless unlocked;
-// ErrInvalid for a bad name or a value over MaxSecretSize.
+// Set seals value under name, replacing any secret of that name. The caller still owns value
+// (and zeroes it). ErrLocked unless unlocked; ErrInvalid for a bad name or a value over
+// MaxSecretSize.
 func (v *Vault) Set(ctx context.Context, name string, value []byte) error {
 	if !ValidName(name) {
 		return fmt.Errorf("set secret: %w: a name is 1 to 64 of A-Z a-z 0-9 _ . -", ErrInvalid)
@@ -30,10 +31,14 @@ func (v *Vault) Set(ctx context.Context, name string, value []byte) error {
 	if len(value) > MaxSecretSize {
 		return fmt.Errorf("set secret %s: %w: the value is over %d bytes", name, ErrInvalid, MaxSecretSize)
 	}
-	nonce, ct, err := v.seal(value, secretAD(name))
-	if err != nil {
-		return err
+	// Sealed and stored under the read lock, so a rotation cannot re-key the secrets between
+	// the two and leave this one under the old key.
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.key == nil {
+		return ErrLocked
 	}
+	nonce, ct := v.key.gcm.seal(value, secretAD(name))
 	now := v.now()
 	s := Secret{Name: name, Nonce: nonce, Ciphertext: ct, CreatedAt: now, UpdatedAt: now}
 	if err := v.store.PutSecret(ctx, s); err != nil {
@@ -42,8 +47,10 @@ func (v *Vault) Set(ctx context.Context, name string, value []byte) error {
 	return nil
 }
 
-// Get opens the secret of that name into a new buffer the caller may zero. ErrLocked unless
-// unlocked; ErrNotFound if there is none; ErrTampered if it fails authentication.
+// Get opens the secret of that name into a new buffer. The caller owns it and zeroes it
+// (clear) as soon as it is done with it: the vault keeps no copy, and Lock cannot reach this
+// one. ErrLocked unless unlocked; ErrNotFound if there is none; ErrTampered if it fails
+// authentication.
 func (v *Vault) Get(ctx context.Context, name string) ([]byte, error) {
 	if v.Locked() {
 		return nil, ErrLocked
@@ -57,10 +64,10 @@ func (v *Vault) Get(ctx context.Context, name string) ([]byte, error) {
 	}
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	if v.dek == nil {
+	if v.key == nil {
 		return nil, ErrLocked
 	}
-	pt, err := open(v.dek, s.Nonce, s.Ciphertext, secretAD(name))
+	pt, err := v.key.gcm.open(s.Nonce, s.Ciphertext, secretAD(name))
 	if errors.Is(err, errOpen) {
 		return nil, fmt.Errorf("secret %s: %w", name, ErrTampered)
 	}
@@ -93,23 +100,12 @@ func (v *Vault) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-// Lookup returns a secret's value as a string for ${secret:NAME} expansion, and false while
-// locked or if it cannot be read for any reason.
-func (v *Vault) Lookup(name string) (string, bool) {
+// Lookup is Get for ${secret:NAME} expansion: the value and true, or nil and false while locked
+// or if it cannot be read for any reason. The caller owns the value and zeroes it when done.
+func (v *Vault) Lookup(name string) ([]byte, bool) {
 	b, err := v.Get(context.Background(), name)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	defer clear(b)
-	return string(b), true
-}
-
-// seal encrypts with the data key, under the read lock so Lock cannot zero it midway.
-func (v *Vault) seal(plaintext []byte, ad string) (nonce, ciphertext []byte, err error) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	if v.dek == nil {
-		return nil, nil, ErrLocked
-	}
-	return seal(v.dek, plaintext, ad)
+	return b, true
 }

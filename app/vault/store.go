@@ -29,7 +29,12 @@ type Slot struct {
 	KDF        string
 	Salt       []byte
 	Nonce      []byte
-	WrappedKey []byte // AES-256-GCM ciphertext and tag of the data key
+	WrappedKey []byte // AES-256-GCM ciphertext and tag of the data key (x25519: after the ephemeral public key)
+	// PublicKey is set for x25519 PRF slots only: the slot's X25519 public key, sealed under the
+	// data key (nonce, then ciphertext). Rotation opens it to wrap a new data key for the passkey
+	// without the passkey; sealed, so that whoever can write the database cannot swap in a key of
+	// their own and receive the next data key.
+	PublicKey  []byte
 	CreatedAt  time.Time
 	LastUsedAt time.Time // zero until the slot first unlocks the vault
 }
@@ -51,14 +56,15 @@ type Store interface {
 	PRFSlot(ctx context.Context, credentialID []byte) (Slot, error)
 	// RecoverySlot returns the recovery slot, or ErrNotFound.
 	RecoverySlot(ctx context.Context) (Slot, error)
-	// CreateVault stores the first slot and sets its ID, atomically refusing with ErrExists if
-	// any slot is stored already.
-	CreateVault(ctx context.Context, s *Slot) error
+	// CreateVault stores the first slots and sets their IDs, all or none, atomically refusing
+	// with ErrExists if any slot is stored already.
+	CreateVault(ctx context.Context, slots []*Slot) error
+	// Rekey replaces every key slot with slots (setting their IDs) and every secret's nonce and
+	// ciphertext with those of secrets, in one transaction: a data key's rotation. It refuses,
+	// changing nothing, if the stored secrets are not exactly those named in secrets.
+	Rekey(ctx context.Context, slots []*Slot, secrets []Secret) error
 	// PutPRFSlot stores a PRF slot and sets its ID, replacing the slot of the same credential.
 	PutPRFSlot(ctx context.Context, s *Slot) error
-	// ReplaceRecoverySlot deletes any recovery slot and stores s in its place, in one
-	// transaction, and sets s.ID.
-	ReplaceRecoverySlot(ctx context.Context, s *Slot) error
 	// DeletePRFSlot removes the slot of that credential: ErrNotFound if there is none,
 	// ErrLastSlot (and nothing removed) if no other slot would be left.
 	DeletePRFSlot(ctx context.Context, credentialID []byte) error

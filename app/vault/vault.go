@@ -2,9 +2,15 @@
 //
 // A random 256-bit data key encrypts each secret with AES-256-GCM, the secret's name in the
 // associated data. The data key itself is stored only wrapped, once per unlock method, in "key
-// slots": one per PRF-capable passkey (the key-encryption key is HKDF-SHA256 of the PRF output)
-// and one for a recovery code the daemon generates (stretched with Argon2id). The vault starts
-// locked; an unlock opens one slot and keeps the data key in memory until Lock.
+// slots": one per PRF-capable passkey (sealed to an X25519 key derived with HKDF-SHA256 from the
+// PRF output) and one for a recovery code the daemon generates (stretched with Argon2id). The
+// vault starts locked; an unlock opens one slot and keeps the data key in memory until Lock.
+// Regenerating the recovery code rotates the data key: every slot is wrapped again and every
+// secret sealed again, so a data key read out of memory once opens nothing sealed later.
+//
+// Memory: the data key lives in one buffer and one AES-GCM instance, both zeroed by Lock. A
+// secret's value is only ever handed out as a []byte the caller owns and zeroes (Get, Lookup);
+// the vault keeps no plaintext. Key-encryption keys are zeroed after each use.
 //
 // Every reason an unlock fails (wrong code, wrong or forged PRF output, unknown credential,
 // tampered slot) is the same ErrUnlockFailed, so a caller cannot tell them apart. No error
@@ -13,9 +19,6 @@ package vault
 
 import (
 	"context"
-	"crypto/hkdf"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -58,16 +61,52 @@ type Vault struct {
 	rpID  string
 	now   func() time.Time
 	kdf   argon2Params // for new recovery slots; tests lower it
-	// Each unlock method backs off on its own: anyone who reaches /unlock can guess recovery
-	// codes, but only the owner's authenticator can get a PRF attempt this far (the assertion
-	// is verified first), so guessing codes must not lock the owner's passkey out.
-	recoveryLimiter, prfLimiter *Limiter
+	// PRF attempts back off: only the owner's authenticator gets one this far (the assertion is
+	// verified first). Recovery codes do not back off here: anyone who reaches /unlock can try
+	// them, and a back-off they all share would let a stranger keep the owner out; the web
+	// layer limits them per source and in total instead.
+	prfLimiter *Limiter
 	// kdfTurn admits one key derivation at a time: an Argon2id run takes 64 MiB, and
 	// serializing attempts also stops parallel guesses from slipping past the limiters.
 	kdfTurn chan struct{}
 
 	mu  sync.RWMutex
-	dek []byte // nil while locked
+	key *dataKey // nil while locked
+}
+
+// dataKey is the data key while unlocked, with the one AES-GCM instance made from it, so that
+// sealing and opening secrets leave no key schedule behind in freed memory.
+type dataKey struct {
+	raw []byte
+	gcm *gcmKey
+}
+
+// newDataKey takes ownership of raw.
+func newDataKey(raw []byte) (*dataKey, error) {
+	g, err := newGCM(raw)
+	if err != nil {
+		clear(raw)
+		return nil, err
+	}
+	return &dataKey{raw: raw, gcm: g}, nil
+}
+
+func (k *dataKey) wipe() {
+	if k == nil {
+		return
+	}
+	clear(k.raw)
+	k.gcm.wipe()
+}
+
+// PRFResult is what lets one passkey unlock: its credential ID, the PRF input it evaluated and
+// the PRF output its authenticator gave.
+type PRFResult struct {
+	CredentialID, Input, Output []byte
+}
+
+func (p PRFResult) valid() bool {
+	return len(p.CredentialID) > 0 && len(p.CredentialID) <= 1023 && len(p.Input) == prfSize && len(p.Output) == prfSize
 }
 
 // New returns a locked vault over store. rpID is the WebAuthn relying party ID that PRF slots
@@ -75,8 +114,8 @@ type Vault struct {
 func New(store Store, rpID string, now func() time.Time) *Vault {
 	return &Vault{
 		store: store, rpID: rpID, now: now,
-		recoveryLimiter: NewLimiter(now), prfLimiter: NewLimiter(now),
-		kdf: defaultArgon2, kdfTurn: make(chan struct{}, 1),
+		prfLimiter: NewLimiter(now),
+		kdf:        defaultArgon2, kdfTurn: make(chan struct{}, 1),
 	}
 }
 
@@ -93,61 +132,69 @@ func (v *Vault) Exists(ctx context.Context) (bool, error) {
 func (v *Vault) Locked() bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.dek == nil
+	return v.key == nil
 }
 
-// Lock zeroes the data key and forgets it. Locking a locked vault does nothing.
+// Lock zeroes the data key and its AES-GCM instance and forgets them. Locking a locked vault
+// does nothing.
 func (v *Vault) Lock() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	clear(v.dek)
-	v.dek = nil
+	v.key.wipe()
+	v.key = nil
 }
 
-// Create makes a new vault: a fresh data key and a recovery slot. It returns the recovery code,
-// to be shown once, and leaves the vault unlocked. ErrExists if there is a vault already.
-func (v *Vault) Create(ctx context.Context) (string, error) {
+// Create makes a new vault: a fresh data key, a recovery slot and a slot for each passkey given,
+// stored in one transaction, so a crash can never leave a vault whose only slot wraps a key
+// nobody was shown the way to. It returns the recovery code, to be shown once, and leaves the
+// vault unlocked. ErrExists if there is a vault already; ErrInvalid for a malformed PRFResult.
+func (v *Vault) Create(ctx context.Context, passkeys ...PRFResult) (string, error) {
+	for _, p := range passkeys {
+		if !p.valid() {
+			return "", fmt.Errorf("create vault: %w: want a credential ID and 32-byte PRF input and output", ErrInvalid)
+		}
+	}
 	if ok, err := v.Exists(ctx); err != nil {
 		return "", err
 	} else if ok {
 		return "", ErrExists
 	}
-	dek := randomBytes(keySize)
+	key, err := newDataKey(randomBytes(keySize))
+	if err != nil {
+		return "", fmt.Errorf("create vault: %w", err)
+	}
 	code := newRecoveryCode()
 	defer clear(code)
-	slot, err := v.newRecoverySlot(ctx, dek, code)
+	slots, err := v.newSlots(ctx, key, code, passkeys)
 	if err == nil {
-		err = v.store.CreateVault(ctx, &slot)
+		err = v.store.CreateVault(ctx, slots)
 	}
 	if err != nil {
-		clear(dek)
+		key.wipe()
 		if errors.Is(err, ErrExists) {
 			return "", ErrExists
 		}
 		return "", fmt.Errorf("create vault: %w", err)
 	}
-	v.install(dek)
+	v.install(key)
 	return formatRecoveryCode(code), nil
 }
 
-// RegenerateRecovery replaces the recovery slot with one for a new code, which it returns to
-// be shown once; the old code stops working. ErrLocked unless unlocked.
-func (v *Vault) RegenerateRecovery(ctx context.Context) (string, error) {
-	dek, err := v.copyDEK()
+// newSlots wraps key in a recovery slot for code and a slot for each passkey.
+func (v *Vault) newSlots(ctx context.Context, key *dataKey, code []byte, passkeys []PRFResult) ([]*Slot, error) {
+	rec, err := v.newRecoverySlot(ctx, key.raw, code)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer clear(dek)
-	code := newRecoveryCode()
-	defer clear(code)
-	slot, err := v.newRecoverySlot(ctx, dek, code)
-	if err != nil {
-		return "", fmt.Errorf("regenerate recovery code: %w", err)
+	slots := []*Slot{&rec}
+	for _, p := range passkeys {
+		s, err := v.newPRFSlot(key, p)
+		if err != nil {
+			return nil, err
+		}
+		slots = append(slots, &s)
 	}
-	if err := v.store.ReplaceRecoverySlot(ctx, &slot); err != nil {
-		return "", fmt.Errorf("regenerate recovery code: %w", err)
-	}
-	return formatRecoveryCode(code), nil
+	return slots, nil
 }
 
 // RecoveryUsed reports whether the current recovery code has unlocked the vault. It has then
@@ -173,27 +220,18 @@ func NewPRFInput() ([]byte, error) {
 // for prfInput. A slot the credential already had is replaced. ErrLocked unless unlocked;
 // ErrInvalid if an argument has the wrong length.
 func (v *Vault) AddPRFSlot(ctx context.Context, credentialID, prfInput, prfOutput []byte) error {
-	if len(credentialID) == 0 || len(credentialID) > 1023 || len(prfInput) != prfSize || len(prfOutput) != prfSize {
+	p := PRFResult{CredentialID: credentialID, Input: prfInput, Output: prfOutput}
+	if !p.valid() {
 		return fmt.Errorf("add passkey to vault: %w: want a credential ID and 32-byte PRF input and output", ErrInvalid)
 	}
-	dek, err := v.copyDEK()
-	if err != nil {
-		return err
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.key == nil {
+		return ErrLocked
 	}
-	defer clear(dek)
-	salt := randomBytes(saltSizePRF)
-	kek, err := prfKEK(prfOutput, salt, v.rpID, credentialID)
-	if err != nil {
-		return fmt.Errorf("add passkey to vault: %w", err)
-	}
-	defer clear(kek)
-	nonce, wrapped, err := seal(kek, dek, adWrapPRF+prfBinding(v.rpID, credentialID))
+	s, err := v.newPRFSlot(v.key, p)
 	if err != nil {
 		return fmt.Errorf("add passkey to vault: %w", err)
-	}
-	s := Slot{
-		Kind: SlotPRF, CredentialID: bytesClone(credentialID), PRFInput: bytesClone(prfInput),
-		KDF: kdfHKDF, Salt: salt, Nonce: nonce, WrappedKey: wrapped, CreatedAt: v.now(),
 	}
 	if err := v.store.PutPRFSlot(ctx, &s); err != nil {
 		return fmt.Errorf("add passkey to vault: %w", err)
@@ -260,15 +298,24 @@ func (v *Vault) UnlockWithPRF(ctx context.Context, credentialID, prfOutput []byt
 		return fmt.Errorf("unlock: %w", err)
 	}
 	dek, err := v.openPRFSlot(slot, prfOutput)
-	return v.finishAttempt(ctx, v.prfLimiter, slot, dek, err)
+	if err := v.finishAttempt(ctx, v.prfLimiter, slot, dek, err); err != nil {
+		return err
+	}
+	if slot.KDF == kdfHKDF {
+		// A slot of the first format cannot be wrapped again without its passkey, so a rotation
+		// would have to drop it; now that the passkey is here, it takes the current format. If
+		// that fails the old slot still opens, and the next unlock tries again.
+		_ = v.AddPRFSlot(ctx, credentialID, slot.PRFInput, prfOutput)
+	}
+	return nil
 }
 
 // UnlockWithRecovery opens the recovery slot with a code as the owner typed it (case, spaces
-// and dashes do not matter). A wrong code is ErrUnlockFailed; a mistyped one ErrMalformedCode,
-// which costs no attempt; ErrNoVault if there is no vault; a *TooManyAttemptsError, untried,
-// while recovery attempts back off (apart from passkeys).
+// and dashes do not matter). A wrong code is ErrUnlockFailed; a mistyped one ErrMalformedCode;
+// ErrNoVault if there is no vault. Attempts run one at a time and do not back off: the caller
+// limits who may try how often (the web layer does, per source and in total).
 func (v *Vault) UnlockWithRecovery(ctx context.Context, code string) error {
-	release, err := v.beginAttempt(ctx, v.recoveryLimiter)
+	release, err := v.kdfWait(ctx)
 	if err != nil {
 		return err
 	}
@@ -280,42 +327,13 @@ func (v *Vault) UnlockWithRecovery(ctx context.Context, code string) error {
 	defer clear(canon)
 	slot, err := v.store.RecoverySlot(ctx)
 	if errors.Is(err, ErrNotFound) {
-		return v.noSuchSlot(ctx, v.recoveryLimiter)
+		return v.noSuchSlot(ctx, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("unlock: %w", err)
 	}
 	dek, err := openRecoverySlot(slot, canon)
-	return v.finishAttempt(ctx, v.recoveryLimiter, slot, dek, err)
-}
-
-// MAC returns HMAC-SHA256 of msg under a key derived from the data key for purpose, so that
-// records stored in the clear (such as passkeys) can be checked after unlock (AUTH.md item
-// 35). ErrLocked unless unlocked.
-func (v *Vault) MAC(purpose string, msg []byte) ([]byte, error) {
-	dek, err := v.copyDEK()
-	if err != nil {
-		return nil, err
-	}
-	defer clear(dek)
-	key, err := hkdf.Key(sha256.New, dek, nil, infoMAC+purpose, keySize)
-	if err != nil {
-		return nil, fmt.Errorf("vault mac: %w", err)
-	}
-	defer clear(key)
-	h := hmac.New(sha256.New, key)
-	h.Write(msg)
-	return h.Sum(nil), nil
-}
-
-// VerifyMAC reports, in constant time, whether mac is MAC(purpose, msg). ErrLocked unless
-// unlocked.
-func (v *Vault) VerifyMAC(purpose string, msg, mac []byte) (bool, error) {
-	want, err := v.MAC(purpose, msg)
-	if err != nil {
-		return false, err
-	}
-	return hmac.Equal(want, mac), nil
+	return v.finishAttempt(ctx, nil, slot, dek, err)
 }
 
 // beginAttempt waits for the key-derivation turn, then asks the method's limiter. The
@@ -359,7 +377,8 @@ func (v *Vault) noSuchSlot(ctx context.Context, l *Limiter) error {
 	return ErrUnlockFailed
 }
 
-// finishAttempt turns the outcome of opening slot into the unlock's answer.
+// finishAttempt turns the outcome of opening slot into the unlock's answer, taking ownership of
+// dek, and tells l (if not nil) how it went.
 func (v *Vault) finishAttempt(ctx context.Context, l *Limiter, slot Slot, dek []byte, err error) error {
 	if errors.Is(err, errOpen) {
 		l.Fail()
@@ -372,21 +391,13 @@ func (v *Vault) finishAttempt(ctx context.Context, l *Limiter, slot Slot, dek []
 		clear(dek)
 		return fmt.Errorf("unlock: %w", err)
 	}
-	v.install(dek)
+	key, err := newDataKey(dek)
+	if err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	v.install(key)
 	l.Succeed()
 	return nil
-}
-
-func (v *Vault) openPRFSlot(s Slot, prfOutput []byte) ([]byte, error) {
-	if len(prfOutput) != prfSize || s.KDF != kdfHKDF {
-		return nil, errOpen
-	}
-	kek, err := prfKEK(prfOutput, s.Salt, v.rpID, s.CredentialID)
-	if err != nil {
-		return nil, err
-	}
-	defer clear(kek)
-	return openDEK(kek, s, adWrapPRF+prfBinding(v.rpID, s.CredentialID))
 }
 
 func openRecoverySlot(s Slot, code []byte) ([]byte, error) {
@@ -400,7 +411,11 @@ func openRecoverySlot(s Slot, code []byte) ([]byte, error) {
 }
 
 func openDEK(kek []byte, s Slot, ad string) ([]byte, error) {
-	dek, err := open(kek, s.Nonce, s.WrappedKey, ad)
+	return checkedDEK(open(kek, s.Nonce, s.WrappedKey, ad))
+}
+
+// checkedDEK refuses an opened wrap that is not a data key.
+func checkedDEK(dek []byte, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -432,22 +447,12 @@ func (v *Vault) newRecoverySlot(ctx context.Context, dek, code []byte) (Slot, er
 	}, nil
 }
 
-// install makes dek the data key in memory, zeroing any previous one.
-func (v *Vault) install(dek []byte) {
+// install makes key the data key in memory, wiping any previous one.
+func (v *Vault) install(key *dataKey) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	clear(v.dek)
-	v.dek = dek
-}
-
-// copyDEK returns a copy of the data key for work done outside the lock; the caller zeroes it.
-func (v *Vault) copyDEK() ([]byte, error) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	if v.dek == nil {
-		return nil, ErrLocked
-	}
-	return bytesClone(v.dek), nil
+	v.key.wipe()
+	v.key = key
 }
 
 func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }

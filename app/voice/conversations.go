@@ -6,19 +6,23 @@ import (
 	"time"
 )
 
-// pending is a confirm turn waiting for its answer. It is bound to the row, the arguments and
-// the fingerprint the owner heard read back (DESIGN.md rule 18).
+// pending is a question waiting for the next utterance of its conversation: a confirm turn
+// (DESIGN.md rule 18) or a question for a missing argument. Either is bound to the row, the
+// arguments so far and the fingerprint: any change of the row in between voids it.
 type pending struct {
+	asking       bool // a question for missing (else a confirm)
 	conversation string
 	toolID       int64
 	fingerprint  string
-	updatedAt    time.Time // any change to the row since the question voids the confirm
+	updatedAt    time.Time // any change to the row since the question voids it
 	args         map[string]any
-	argsKey      string // canonical form of args, so nothing can swap them in between
+	argsKey      string   // canonical form of args, so nothing can swap them in between
+	missing      []string // asking: the properties still to fill; the first is asked for
+	tries        int      // asking: how often the current property was asked for
 	expires      time.Time
 }
 
-// conversations holds pending confirms in memory, bounded in both time and count: a flood of
+// conversations holds pending questions in memory, bounded in both time and count: a flood of
 // conversation ids evicts the oldest instead of growing without bound.
 type conversations struct {
 	mu    sync.Mutex
@@ -31,7 +35,7 @@ func newConversations(max int) *conversations {
 	return &conversations{max: max, order: list.New(), byID: make(map[string]*list.Element)}
 }
 
-// put replaces any pending confirm of p's conversation.
+// put replaces any pending question of p's conversation.
 func (c *conversations) put(p *pending) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -46,7 +50,7 @@ func (c *conversations) put(p *pending) {
 	}
 }
 
-// take removes and returns the pending confirm of a conversation: an answer is used once,
+// take removes and returns the pending question of a conversation: an answer is used once,
 // whatever it says. Entries expired long ago are dropped on the way.
 func (c *conversations) take(conversation string, now time.Time) (*pending, bool) {
 	c.mu.Lock()
@@ -77,7 +81,7 @@ func (c *conversations) pruneLocked(now time.Time) {
 	}
 }
 
-// clear forgets every pending confirm (on lock).
+// clear forgets every pending question (on lock).
 func (c *conversations) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/mcp"
+	"maven/app/phrases"
 	"maven/app/runner"
 	"maven/app/voice"
 	"maven/db"
@@ -49,8 +53,26 @@ func (f *fakeRunner) count() int {
 // allowBinder applies rule 15 with a fixed allow_tools list, as the MCP manager does.
 type allowBinder map[string]bool
 
-func (a allowBinder) BindPositional(row allowlist.Tool, tail string) (map[string]any, error) {
-	return mcp.BindPositional(row, a[row.RemoteName()], tail)
+func (a allowBinder) Positional(row allowlist.Tool) mcp.Positional {
+	return mcp.NewPositional(row, a[row.RemoteName()])
+}
+
+// testClock is a clock the test moves; the audit writer reads it from its own goroutine.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 type lockFlag struct{ locked bool }
@@ -58,12 +80,15 @@ type lockFlag struct{ locked bool }
 func (l *lockFlag) Locked() bool { return l.locked }
 
 type world struct {
-	svc    *allowlist.Service
-	voice  *voice.Service
-	runner *fakeRunner
-	lock   *lockFlag
-	clock  *time.Time
-	ids    map[string]int64
+	t       testing.TB
+	svc     *allowlist.Service
+	phrases *phrases.Service
+	feed    *activity.Log
+	voice   *voice.Service
+	runner  *fakeRunner
+	lock    *lockFlag
+	clock   *testClock
+	ids     map[string]int64
 }
 
 const (
@@ -81,8 +106,10 @@ func newWorld(t testing.TB) *world {
 	}
 	t.Cleanup(func() { bdb.Close() })
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	w := &world{svc: allowlist.NewService(db.NewToolStore(bdb), func() time.Time { return now }),
-		runner: &fakeRunner{}, lock: &lockFlag{}, clock: &now, ids: map[string]int64{}}
+	clock := &testClock{t: now}
+	w := &world{t: t, svc: allowlist.NewService(db.NewToolStore(bdb), clock.now), feed: activity.New(db.NewActivityStore(bdb), clock.now),
+		runner: &fakeRunner{}, lock: &lockFlag{}, clock: clock, ids: map[string]int64{}}
+	w.phrases = phrases.NewService(db.NewPhrasesStore(bdb), w.svc, clock.now)
 	add := func(server, tool, schema string, readOnly bool) {
 		p := allowlist.Proposal{Name: server + "_" + tool, Cmd: []string{"mcp", server, tool}, Scope: allowlist.MCPScope(server),
 			ReadOnly: readOnly, Destructive: !readOnly, InputSchema: json.RawMessage(schema), Fingerprint: "sha256:" + tool,
@@ -97,9 +124,24 @@ func newWorld(t testing.TB) *world {
 	add("vikunja", "find_project", stringSchema, true) // read-only but not in allow_tools
 	add("vikunja", "get_task", undescribed, true)
 	w.enable(t, allowlist.Proposal{Name: "restart_router", Cmd: []string{"/usr/local/bin/restart-router"}, Scope: allowlist.ScopeLocal})
-	w.voice = voice.New(w.svc, allowBinder{"search_tasks": true, "delete_task": true, "get_task": true}, w.runner, w.lock,
-		voice.Options{UnlockURL: "https://maven.example/unlock", Now: func() time.Time { return *w.clock }})
+	w.voice = w.newVoice(voice.Options{})
 	return w
+}
+
+// newVoice builds the voice service over the world, with the options the tests share.
+func (w *world) newVoice(opts voice.Options) *voice.Service {
+	opts.UnlockURL = "https://maven.example/unlock"
+	opts.Now = w.clock.now
+	opts.TurnsPerSecond, opts.Burst = 1e6, 1e6
+	v := voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{"search_tasks": true, "delete_task": true, "get_task": true},
+		Runner: w.runner, Lock: w.lock, Phrases: w.phrases, Activity: w.feed}, opts)
+	w.t.Cleanup(v.Close)
+	return v
+}
+
+// turn says text in conversation "conv-1".
+func (w *world) turn(text string) voice.Reply {
+	return w.voice.Turn(context.Background(), voice.Request{Conversation: "conv-1", Text: text})
 }
 
 func (w *world) enable(t testing.TB, p allowlist.Proposal) {
@@ -109,7 +151,7 @@ func (w *world) enable(t testing.TB, p allowlist.Proposal) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.EnableTool(ctx, row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
+	if _, err := w.svc.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 	w.ids[row.Name] = row.ID
@@ -130,18 +172,20 @@ func TestOutcomes(t *testing.T) {
 		{name: "read-only tool without arguments", turns: []string{"vikunja list tasks"}, want: voice.OutcomeRan, wantCalls: 1},
 		{name: "destructive tool asks first", turns: []string{"archive all"}, want: voice.OutcomeConfirm, speech: "Run archive all on vikunja? Say yes"},
 		{name: "yes runs it", turns: []string{"archive all", "yes"}, want: voice.OutcomeRan, speech: "ran vikunja_archive_all", wantCalls: 1},
-		{name: "a mutating tool never gets a spoken argument", turns: []string{"delete task 42"}, want: voice.OutcomeNeedsArgs, speech: "needs query"},
+		{name: "a mutating tool never gets a spoken argument", turns: []string{"delete task 42"}, want: voice.OutcomeNeedsArgs, speech: "needs query, which I cannot take from the words after its name. A phrase"},
 		{name: "go ahead runs it", turns: []string{"restart router", "Go ahead!"}, want: voice.OutcomeRan, wantCalls: 1},
-		{name: "anything else cancels", turns: []string{"archive all", "no wait"}, want: voice.OutcomeCancelled},
-		{name: "yes please is not yes", turns: []string{"archive all", "yes, but not that one"}, want: voice.OutcomeCancelled},
+		{name: "anything else cancels", turns: []string{"archive all", "no wait"}, want: voice.OutcomeCancelled, speech: "nothing ran"},
+		{name: "a yes with a but is not yes", turns: []string{"archive all", "yes, but not that one"}, want: voice.OutcomeCancelled, speech: "nothing ran"},
 		{name: "ambiguous name asks which server", turns: []string{"list tasks"}, want: voice.OutcomeRefused, speech: "todoist list tasks or vikunja list tasks"},
 		{name: "local command takes no arguments", turns: []string{"restart router now please"}, want: voice.OutcomeRefused, speech: "takes no arguments"},
 		{name: "undescribed required argument", turns: []string{"get task 7"}, want: voice.OutcomeRefused, speech: "will not guess"},
 		{name: "read-only tool not in allow_tools", turns: []string{"find project garden"}, want: voice.OutcomeNeedsArgs, speech: "query"},
-		{name: "read-only tool missing its argument", turns: []string{"search tasks"}, want: voice.OutcomeNeedsArgs, speech: "needs query"},
+		{name: "read-only tool missing its argument is asked for it", turns: []string{"search tasks"}, want: voice.OutcomeAsk, speech: "What query?"},
+		{name: "the answer fills it", turns: []string{"search tasks", "buy milk"}, want: voice.OutcomeRan, speech: `{"query":"buy milk"}`, wantCalls: 1},
+		{name: "the question can be cancelled", turns: []string{"search tasks", "never mind"}, want: voice.OutcomeCancelled, speech: "nothing ran"},
 		{name: "no required arguments but a tail", turns: []string{"archive all projects"}, want: voice.OutcomeNeedsArgs},
 		{name: "unknown name suggests close ones", turns: []string{"serch tasks milk"}, want: voice.OutcomeNoMatch, speech: "search tasks"},
-		{name: "locked", turns: []string{"search tasks milk"}, locked: true, want: voice.OutcomeLocked, speech: "https://maven.example/unlock"},
+		{name: "locked", turns: []string{"search tasks milk"}, locked: true, want: voice.OutcomeLocked, speech: "Unlock it on your phone"},
 		{name: "run failure", turns: []string{"vikunja list tasks"}, runErr: mcp.ErrNotConnected, want: voice.OutcomeError, speech: "not connected", wantCalls: 1},
 		{name: "tool error result", turns: []string{"vikunja list tasks"}, isError: true, want: voice.OutcomeError, speech: "reported an error", wantCalls: 1},
 	} {
@@ -154,7 +198,7 @@ func TestOutcomes(t *testing.T) {
 			}
 			var r voice.Reply
 			for _, text := range c.turns {
-				r = w.voice.Turn(context.Background(), "conv-1", text)
+				r = w.turn(text)
 			}
 			if r.Outcome != c.want || !strings.Contains(r.Speech, c.speech) {
 				t.Fatalf("got %s %q, want %s containing %q", r.Outcome, r.Speech, c.want, c.speech)
@@ -193,20 +237,24 @@ func TestConfirmIsVoidWhenTheRowChanges(t *testing.T) {
 			if _, err := w.svc.DisableTool(ctx, id, "owner"); err != nil {
 				t.Fatal(err)
 			}
-			*w.clock = w.clock.Add(time.Second)
-			if _, err := w.svc.EnableTool(ctx, id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+			w.clock.advance(time.Second)
+			row, err := w.svc.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.svc.EnableTool(ctx, id, authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest()))); err != nil {
 				t.Fatal(err)
 			}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
-			if r := w.voice.Turn(ctx, "c", "archive all"); r.Outcome != voice.OutcomeConfirm {
+			if r := w.voice.Turn(ctx, voice.Request{Conversation: "c", Text: "archive all"}); r.Outcome != voice.OutcomeConfirm {
 				t.Fatalf("%s %q", r.Outcome, r.Speech)
 			}
-			*w.clock = w.clock.Add(time.Second)
+			w.clock.advance(time.Second)
 			c.change(t, w, w.ids["vikunja_archive_all"])
-			r := w.voice.Turn(ctx, "c", "yes")
+			r := w.voice.Turn(ctx, voice.Request{Conversation: "c", Text: "yes"})
 			if r.Outcome != voice.OutcomeRefused || !strings.Contains(r.Speech, "changed") {
 				t.Fatalf("%s %q", r.Outcome, r.Speech)
 			}
@@ -220,20 +268,20 @@ func TestConfirmIsVoidWhenTheRowChanges(t *testing.T) {
 func TestConfirmTooLateOrElsewhere(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.voice.Turn(ctx, "a", "archive all")
-	*w.clock = w.clock.Add(61 * time.Second)
-	if r := w.voice.Turn(ctx, "a", "yes"); r.Outcome != voice.OutcomeCancelled || !strings.Contains(r.Speech, "too late") {
+	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "archive all"})
+	w.clock.advance(61 * time.Second)
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "yes"}); r.Outcome != voice.OutcomeCancelled || !strings.Contains(r.Speech, "too late") {
 		t.Fatalf("late yes: %s %q", r.Outcome, r.Speech)
 	}
-	w.voice.Turn(ctx, "b", "archive all")
-	if r := w.voice.Turn(ctx, "c", "yes"); r.Outcome != voice.OutcomeNoMatch {
+	w.voice.Turn(ctx, voice.Request{Conversation: "b", Text: "archive all"})
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "c", Text: "yes"}); r.Outcome != voice.OutcomeNoMatch {
 		t.Fatalf("yes in another conversation: %s %q", r.Outcome, r.Speech)
 	}
 	// The prompt of b is still waiting, and is used once.
-	if r := w.voice.Turn(ctx, "b", "yes"); r.Outcome != voice.OutcomeRan {
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "b", Text: "yes"}); r.Outcome != voice.OutcomeRan {
 		t.Fatalf("b: %s %q", r.Outcome, r.Speech)
 	}
-	if r := w.voice.Turn(ctx, "b", "yes"); r.Outcome == voice.OutcomeRan {
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "b", Text: "yes"}); r.Outcome == voice.OutcomeRan {
 		t.Fatal("a confirm ran twice")
 	}
 	if w.runner.count() != 1 {
@@ -244,13 +292,13 @@ func TestConfirmTooLateOrElsewhere(t *testing.T) {
 func TestLockCancelsPendingConfirms(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.voice.Turn(ctx, "a", "archive all")
+	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "archive all"})
 	w.lock.locked = true
-	if r := w.voice.Turn(ctx, "a", "yes"); r.Outcome != voice.OutcomeLocked {
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "yes"}); r.Outcome != voice.OutcomeLocked {
 		t.Fatalf("%s", r.Outcome)
 	}
 	w.lock.locked = false
-	if r := w.voice.Turn(ctx, "a", "yes"); r.Outcome == voice.OutcomeRan || w.runner.count() != 0 {
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "yes"}); r.Outcome == voice.OutcomeRan || w.runner.count() != 0 {
 		t.Fatalf("a confirm survived the lock: %s", r.Outcome)
 	}
 }
@@ -268,11 +316,11 @@ func TestConcurrentConversationsKeepTheirOwnConfirm(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			conv := fmt.Sprintf("conv-%d", i)
-			if r := w.voice.Turn(ctx, conv, fmt.Sprintf("switch %d", i)); r.Outcome != voice.OutcomeConfirm {
+			if r := w.voice.Turn(ctx, voice.Request{Conversation: conv, Text: fmt.Sprintf("switch %d", i)}); r.Outcome != voice.OutcomeConfirm {
 				errs <- fmt.Errorf("%s: %s %q", conv, r.Outcome, r.Speech)
 				return
 			}
-			r := w.voice.Turn(ctx, conv, "yes")
+			r := w.voice.Turn(ctx, voice.Request{Conversation: conv, Text: "yes"})
 			if want := fmt.Sprintf("ran switch_%d {}", i); r.Outcome != voice.OutcomeRan || r.Speech != want {
 				errs <- fmt.Errorf("%s: %s %q, want %q", conv, r.Outcome, r.Speech, want)
 			}
@@ -288,33 +336,24 @@ func TestConcurrentConversationsKeepTheirOwnConfirm(t *testing.T) {
 	}
 }
 
-// memoryAudit keeps the flood test about memory: its audit events are counted, not written.
-type memoryAudit struct {
-	*allowlist.Service
-	records int
-}
-
-func (m *memoryAudit) Record(context.Context, int64, string, string, map[string]any) error {
-	m.records++
-	return nil
-}
-
 func TestFloodOfConversationsIsBounded(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	audit := &memoryAudit{Service: w.svc}
-	w.voice = voice.New(audit, allowBinder{}, w.runner, w.lock, voice.Options{MaxPending: 1000, Now: func() time.Time { return *w.clock }})
+	// No recorder: the flood test is about memory.
+	w.voice = voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{}, Runner: w.runner, Lock: w.lock},
+		voice.Options{MaxPending: 1000, TurnsPerSecond: 1e9, Burst: 1e9, Now: w.clock.now})
+	defer w.voice.Close()
 	for i := range 100000 {
-		w.voice.Turn(ctx, fmt.Sprintf("flood-%d", i), "archive all")
+		w.voice.Turn(ctx, voice.Request{Conversation: fmt.Sprintf("flood-%d", i), Text: "archive all"})
 	}
 	if n := w.voice.Pending(); n != 1000 {
 		t.Fatalf("pending confirms = %d, want the cap of 1000", n)
 	}
 	// The newest survive; the oldest were evicted.
-	if r := w.voice.Turn(ctx, "flood-99999", "yes"); r.Outcome != voice.OutcomeRan {
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "flood-99999", Text: "yes"}); r.Outcome != voice.OutcomeRan {
 		t.Fatalf("newest: %s", r.Outcome)
 	}
-	if r := w.voice.Turn(ctx, "flood-0", "yes"); r.Outcome == voice.OutcomeRan {
+	if r := w.voice.Turn(ctx, voice.Request{Conversation: "flood-0", Text: "yes"}); r.Outcome == voice.OutcomeRan {
 		t.Fatal("an evicted confirm ran")
 	}
 }
@@ -322,29 +361,36 @@ func TestFloodOfConversationsIsBounded(t *testing.T) {
 func TestTurnsAreAudited(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.voice.Turn(ctx, "a", "search tasks milk")
-	w.voice.Turn(ctx, "a", "find project x")
-	w.voice.Turn(ctx, "a", "archive all")
-	w.voice.Turn(ctx, "a", "yes")
-	evs, err := w.svc.Events(ctx, 0)
+	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "search tasks milk"})
+	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "find project x"})
+	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "archive all"})
+	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "yes"})
+	if err := w.voice.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, e := range evs {
-		if e.Actor == "voice" {
-			got = append(got, e.Action)
-		}
+	for _, e := range slices.Backward(p.Entries) {
+		got = append(got, e.Tool+":"+e.Outcome)
 	}
-	if want := "voice_ran voice_needs_args voice_confirm voice_ran"; strings.Join(got, " ") != want {
-		t.Fatalf("voice events %q, want %q", got, want)
+	want := "vikunja_search_tasks:ran vikunja_find_project:needs_args vikunja_archive_all:confirm vikunja_archive_all:ran"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("voice turns %q, want %q", got, want)
+	}
+	// The row's own audit trail is about changes; a turn changes no row.
+	evs, err := w.svc.Events(ctx, w.ids["vikunja_archive_all"])
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("row events %+v %v", evs, err)
 	}
 }
 
 func TestLongOutputIsCutForSpeech(t *testing.T) {
 	w := newWorld(t)
 	w.runner.res = runner.Result{Output: strings.Repeat("word ", 500) + "\x1b[31m"}
-	r := w.voice.Turn(context.Background(), "a", "vikunja list tasks")
+	r := w.turn("vikunja list tasks")
 	if len([]rune(r.Speech)) > 401 || !strings.HasSuffix(r.Speech, "…") || strings.ContainsRune(r.Speech, 0x1b) {
 		t.Fatalf("%d %q", len(r.Speech), r.Speech)
 	}

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"maven/app/ipc"
+	"maven/app/reveal"
 )
 
 // clientFlags are the flags every client command takes.
@@ -23,24 +21,43 @@ type clientFlags struct {
 	json    bool
 }
 
-func parseClientFlags(name string, args []string, getenv func(string) string, stderr io.Writer, withJSON bool) (clientFlags, []string, error) {
+// newClientFlags declares --data, and --json when withJSON, on a new flag set for name.
+func (in *invocation) newClientFlags(name string, withJSON bool) (*flag.FlagSet, *clientFlags) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f clientFlags
-	fs.StringVar(&f.dataDir, "data", envOr(getenv, "MAVEN_DATA", "data"), "data directory of the running daemon (env MAVEN_DATA)")
+	f := &clientFlags{}
+	fs.StringVar(&f.dataDir, "data", defaultDataDir(in.getenv), "data directory of the running daemon (env MAVEN_DATA)")
 	if withJSON {
 		fs.BoolVar(&f.json, "json", false, "print JSON, the stable contract for scripts")
 	}
-	if err := fs.Parse(args); err != nil {
-		return f, nil, err
-	}
-	return f, fs.Args(), nil
+	return fs, f
 }
 
+// parseClient parses a client command's flags and returns them with its positional arguments
+// and the index of the first one after "--" (-1 without one).
+func (in *invocation) parseClient(name string, args []string, withJSON bool) (clientFlags, []string, int, error) {
+	fs, f := in.newClientFlags(name, withJSON)
+	rest, dashdash, err := in.parseFlags(fs, args)
+	if err != nil {
+		return clientFlags{}, nil, -1, err
+	}
+	if f.dataDir, err = absDataDir(f.dataDir); err != nil {
+		return clientFlags{}, nil, -1, err
+	}
+	return *f, rest, dashdash, nil
+}
+
+// call calls method on the daemon that keeps its data in f.dataDir. When none answers there,
+// the error says where it looked and how to look elsewhere.
 func (f clientFlags) call(ctx context.Context, method string, params, result any) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return ipc.Call(ctx, filepath.Join(f.dataDir, "maven.sock"), method, params, result)
+	sock := filepath.Join(f.dataDir, "maven.sock")
+	err := ipc.Call(ctx, sock, method, params, result)
+	if errors.Is(err, ipc.ErrNotRunning) {
+		return fmt.Errorf("%w with data directory %s (no socket at %s): start one with 'maven serve', or pass --data DIR (or set MAVEN_DATA) if yours keeps its data elsewhere",
+			ipc.ErrNotRunning, f.dataDir, sock)
+	}
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -49,14 +66,15 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func cliStatus(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("status", args, getenv, stderr, true)
+func cliStatus(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("status", args, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"status takes no arguments"}
+		return usagef("status", "status takes no arguments")
 	}
+	stdout := in.stdout
 	var st statusResult
 	if err := f.call(ctx, "status", nil, &st); err != nil {
 		return err
@@ -68,20 +86,25 @@ func cliStatus(ctx context.Context, args []string, getenv func(string) string, s
 	if st.Locked {
 		lock = "locked"
 	}
-	fmt.Fprintf(stdout, "maven %s, %s, listening on %s, up since %s\n", st.Version, lock, st.Listen, st.StartedAt.Local().Format(time.DateTime))
+	fmt.Fprintf(stdout, "maven %s, %s, listening on %s, up since %s, data in %s\n", st.Version, lock, st.Listen,
+		st.StartedAt.Local().Format(time.DateTime), reveal.OneLine(st.DataDir))
 	fmt.Fprintf(stdout, "tools: %d enabled, %d proposed, %d disabled, %d withdrawn\n",
 		st.Tools["enabled"], st.Tools["proposed"], st.Tools["disabled"], st.Tools["withdrawn"])
+	for _, p := range st.ConfigProblems {
+		fmt.Fprintf(stdout, "config %s: %s: %s\n", p.Level, reveal.OneLine(p.Key), reveal.OneLine(p.Msg))
+	}
 	return nil
 }
 
-func cliTools(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("tools", args, getenv, stderr, true)
+func cliTools(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("tools", args, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"tools takes no arguments"}
+		return usagef("tools", "tools takes no arguments")
 	}
+	stdout := in.stdout
 	var rows []toolResult
 	if err := f.call(ctx, "tools", nil, &rows); err != nil {
 		return err
@@ -96,39 +119,41 @@ func cliTools(ctx context.Context, args []string, getenv func(string) string, st
 		if r.Destructive {
 			destructive = "yes"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, terminalSafe(r.Name), r.State, destructive,
-			terminalSafe(r.Scope), terminalSafe(commandLine(r.Cmd)))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, reveal.OneLine(r.Name), r.State, destructive,
+			reveal.OneLine(r.Scope), reveal.OneLine(reveal.CommandLine(r.Cmd)))
 	}
 	return tw.Flush()
 }
 
-func cliPropose(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("propose", args, getenv, stderr, true)
+func cliPropose(ctx context.Context, in *invocation, args []string) error {
+	f, rest, dashdash, err := in.parseClient("propose", args, true)
 	if err != nil {
 		return err
 	}
-	if len(rest) < 3 || rest[1] != "--" {
-		return usageError{"usage: maven propose NAME -- ARGV..."}
+	if dashdash != 1 || len(rest) < 2 {
+		return usagef("propose", "usage: maven propose NAME -- ARGV... (the command line after --, run without a shell)")
 	}
+	stdout := in.stdout
 	var row toolResult
-	if err := f.call(ctx, "propose_tool", proposeParams{Name: rest[0], Argv: rest[2:]}, &row); err != nil {
+	if err := f.call(ctx, "propose_tool", proposeParams{Name: rest[0], Argv: rest[1:]}, &row); err != nil {
 		return err
 	}
 	if f.json {
 		return writeJSON(stdout, row)
 	}
-	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, terminalSafe(row.Name), row.State)
+	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, reveal.OneLine(row.Name), row.State)
 	return nil
 }
 
-func cliSetupLink(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("setup-link", args, getenv, stderr, true)
+func cliSetupLink(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("setup-link", args, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"setup-link takes no arguments"}
+		return usagef("setup-link", "setup-link takes no arguments")
 	}
+	stdout := in.stdout
 	var link setupLinkResult
 	if err := f.call(ctx, "setup_link", nil, &link); err != nil {
 		return err
@@ -141,78 +166,36 @@ func cliSetupLink(ctx context.Context, args []string, getenv func(string) string
 	return nil
 }
 
-func cliVersion(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, _, err := parseClientFlags("version", args, getenv, stderr, false)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "maven %s\n", version)
-	var st statusResult
-	switch err := f.call(ctx, "status", nil, &st); {
-	case err == nil:
-		fmt.Fprintf(stdout, "daemon %s\n", st.Version)
-	case errors.Is(err, ipc.ErrNotRunning):
-		fmt.Fprintln(stdout, "daemon not running")
-	default:
-		return err
-	}
-	return nil
-}
-
-// commandLine shows an argv the way a shell user reads it, quoting what needs it.
-func commandLine(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`"'\$;|&<>()*?`+"`", r) }) {
-			a = strconv.Quote(a)
-		}
-		parts[i] = a
-	}
-	return strings.Join(parts, " ")
-}
-
-// terminalSafe escapes control and invisible characters, so a hostile tool name cannot move the
-// cursor, recolour the terminal or hide text.
-func terminalSafe(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == unicode.ReplacementChar {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func cliVoiceToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return rotateToken(ctx, "voice", args, getenv, stdout, stderr,
+func cliVoiceToken(ctx context.Context, in *invocation, args []string) error {
+	return rotateToken(ctx, in, "voice", args,
 		"Send it as 'Authorization: Bearer TOKEN' (or as the HTTP Basic password) to POST /voice.")
 }
 
-func cliMetricsToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return rotateToken(ctx, "metrics", args, getenv, stdout, stderr,
+func cliMetricsToken(ctx context.Context, in *invocation, args []string) error {
+	return rotateToken(ctx, in, "metrics", args,
 		"Scrape GET /metrics with 'Authorization: Bearer TOKEN'; the endpoint exists only with \"metrics\": true in the config.")
 }
 
 // rotateToken is `maven voice-token --rotate` and `maven metrics-token --rotate`.
-func rotateToken(ctx context.Context, name string, args []string, getenv func(string) string, stdout, stderr io.Writer, how string) error {
-	fs := flag.NewFlagSet(name+"-token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dataDir := fs.String("data", envOr(getenv, "MAVEN_DATA", "data"), "data directory of the running daemon (env MAVEN_DATA)")
+func rotateToken(ctx context.Context, in *invocation, name string, args []string, how string) error {
+	cmd := name + "-token"
+	fs, f := in.newClientFlags(cmd, false)
 	rotate := fs.Bool("rotate", false, "issue a new token; the old one stops working at once")
-	if err := fs.Parse(args); err != nil {
+	rest, _, err := in.parseFlags(fs, args)
+	if err != nil {
 		return err
 	}
-	if !*rotate || fs.NArg() > 0 {
-		return usageError{"usage: maven " + name + "-token --rotate (tokens are stored hashed and cannot be shown again)"}
+	if !*rotate || len(rest) > 0 {
+		return usagef(cmd, "usage: maven %s --rotate (tokens are stored hashed and cannot be shown again)", cmd)
+	}
+	if f.dataDir, err = absDataDir(f.dataDir); err != nil {
+		return err
 	}
 	var res tokenResult
-	if err := (clientFlags{dataDir: *dataDir}).call(ctx, name+"_token_rotate", nil, &res); err != nil {
+	if err := f.call(ctx, name+"_token_rotate", nil, &res); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, res.Token)
-	fmt.Fprintln(stderr, "This is the only time the token is shown. "+how)
+	fmt.Fprintln(in.stdout, res.Token)
+	fmt.Fprintln(in.stderr, "This is the only time the token is shown. "+how)
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/bearer"
@@ -20,6 +22,7 @@ import (
 type daemon struct {
 	started time.Time
 	listen  string
+	dataDir string // absolute
 	cfg     config.Config
 	tools   *allowlist.Service
 	auth    *auth.Service
@@ -28,6 +31,12 @@ type daemon struct {
 	tokens  *bearer.Tokens
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
+	events        *activity.Log // what `events` reads
+	// problems are what the config holds that the daemon started despite.
+	problems *config.Problems
+	// backup writes a consistent copy of the database to a path (db.Backup).
+	backup func(ctx context.Context, path string) (int64, error)
+	log    *slog.Logger
 }
 
 // Locked reports whether secrets are sealed. Without a vault there is nothing to unlock.
@@ -46,16 +55,25 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"metrics_token_rotate": d.ipcMetricsTokenRotate,
 		"lock":                 d.ipcLock,
 		"secret_set":           d.ipcSecretSet,
+		"events":               d.ipcEvents,
+		"secret_list":          d.ipcSecretList,
+		"backup":               d.ipcBackup,
 	}
 }
 
 // statusResult is the `status` IPC result.
 type statusResult struct {
 	Version   string         `json:"version"`
+	Commit    string         `json:"commit"`   // the VCS revision the daemon was built from, "" if unknown
+	Modified  bool           `json:"modified"` // built from a working tree with uncommitted changes
+	Go        string         `json:"go"`
+	DataDir   string         `json:"data_dir"` // absolute
 	Locked    bool           `json:"locked"`
 	Listen    string         `json:"listen"`
 	StartedAt time.Time      `json:"started_at"`
 	Tools     map[string]int `json:"tools"` // rows by state
+	// ConfigProblems are what the config holds that the daemon started despite, errors first.
+	ConfigProblems []config.Problem `json:"config_problems"`
 }
 
 func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) {
@@ -67,7 +85,9 @@ func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) 
 	for _, s := range allowlist.States() {
 		counts[string(s)] = byState[s]
 	}
-	return statusResult{Version: version, Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts}, nil
+	b := readBuildInfo()
+	return statusResult{Version: b.Version, Commit: b.Commit, Modified: b.Modified, Go: b.Go, DataDir: d.dataDir,
+		Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts, ConfigProblems: d.problems.List()}, nil
 }
 
 // toolResult is one row of the `tools` IPC result (DESIGN.md, Interfaces).

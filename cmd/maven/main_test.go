@@ -62,10 +62,22 @@ var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startDaemon starts the daemon on a random port and waits until /healthz answers.
 func startDaemon(t *testing.T, data string, extra ...string) *daemonProc {
 	t.Helper()
+	return runDaemon(t, daemonCommand(t, mavenBinary(t), data, extra...), data)
+}
+
+// daemonCommand is `maven serve` of the binary bin on data and a random port.
+func daemonCommand(t *testing.T, bin, data string, extra ...string) *exec.Cmd {
 	args := append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(mavenBinary(t), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir() // no maven.json here: the embedded defaults
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	return cmd
+}
+
+// runDaemon starts cmd, a `maven serve` keeping its data in data, and waits until /healthz
+// answers.
+func runDaemon(t *testing.T, cmd *exec.Cmd, data string) *daemonProc {
+	t.Helper()
 	pr, pw := io.Pipe()
 	d := &daemonProc{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1)}
 	cmd.Stderr = pw
@@ -257,7 +269,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	missing := filepath.Join(dir, "missing.json")
-	err = run(context.Background(), []string{"serve", "--config", missing}, func(string) string { return "" }, nil, io.Discard, &errb)
+	err = run(context.Background(), []string{"serve", "--config", missing, "--data", filepath.Join(dir, "data")}, func(string) string { return "" }, nil, io.Discard, &errb)
 	if err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Fatalf("a missing explicit config: %v", err)
 	}

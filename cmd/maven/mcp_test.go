@@ -16,6 +16,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/mcp/mcptest"
 	"maven/db"
 	"maven/internal/daemontest"
@@ -113,7 +114,11 @@ func enableOffline(t *testing.T, data string, ids ...int64) {
 // enable stands in for the owner's passkey step-up.
 func enable(t *testing.T, svc *allowlist.Service, id int64) {
 	t.Helper()
-	if _, err := svc.EnableTool(context.Background(), id, auth.ForTest(t, auth.ActionEnableTool, id)); err != nil {
+	row, err := svc.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.EnableTool(context.Background(), id, authtest.Proof(t, auth.One(auth.ActionEnableTool, id, row.ApprovalDigest()))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"text/tabwriter"
 	"time"
 
 	"maven/app/mcp"
+	"maven/app/reveal"
 )
 
 // ipcMCPServers is the read-only `mcp_servers` IPC method.
@@ -20,14 +20,15 @@ func (d *daemon) ipcMCPServers(context.Context, json.RawMessage) (any, error) {
 	return list, nil
 }
 
-func cliMCPServers(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("mcp-servers", args, getenv, stderr, true)
+func cliMCPServers(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("mcp-servers", args, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"mcp-servers takes no arguments"}
+		return usagef("mcp-servers", "mcp-servers takes no arguments")
 	}
+	stdout := in.stdout
 	var list []mcp.ServerStatus
 	if err := f.call(ctx, "mcp_servers", nil, &list); err != nil {
 		return err
@@ -42,16 +43,16 @@ func cliMCPServers(ctx context.Context, args []string, getenv func(string) strin
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATE\tSINCE\tTOOLS\tTARGET")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", terminalSafe(s.Name), s.Transport, s.State,
-			s.Since.Local().Format(time.DateTime), s.Tools, terminalSafe(s.Target))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", reveal.OneLine(s.Name), s.Transport, s.State,
+			s.Since.Local().Format(time.DateTime), s.Tools, reveal.OneLine(s.Target))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, s := range list {
-		fmt.Fprintf(stdout, "\n%s: %s", terminalSafe(s.Name), s.TrustText)
+		fmt.Fprintf(stdout, "\n%s: %s", reveal.OneLine(s.Name), s.TrustText)
 		if s.LastError != "" {
-			fmt.Fprintf(stdout, "\n  last error: %s", terminalSafe(s.LastError))
+			fmt.Fprintf(stdout, "\n  last error: %s", reveal.OneLine(s.LastError))
 		}
 	}
 	fmt.Fprintln(stdout)

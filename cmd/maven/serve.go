@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/phrases"
 	"maven/app/runner"
 	"maven/app/vault"
 	"maven/app/voice"
@@ -34,38 +34,10 @@ import (
 	"maven/views"
 )
 
-// serveFlags are the daemon's settings from flags and environment; flags win.
-type serveFlags struct {
-	configPath     string
-	configExplicit bool
-	dataDir        string
-	listen         string
-}
-
-func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveFlags, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f serveFlags
-	fs.StringVar(&f.configPath, "config", getenv("MAVEN_CONFIG"), "config file (default maven.json if it exists; env MAVEN_CONFIG)")
-	fs.StringVar(&f.dataDir, "data", envOr(getenv, "MAVEN_DATA", "data"), "data directory (env MAVEN_DATA)")
-	fs.StringVar(&f.listen, "listen", getenv("MAVEN_LISTEN"), "listen address, default from the config or 127.0.0.1:8080 (env MAVEN_LISTEN)")
-	if err := fs.Parse(args); err != nil {
-		return f, err
-	}
-	if fs.NArg() > 0 {
-		return f, usageError{fmt.Sprintf("serve takes no arguments, got %q", fs.Arg(0))}
-	}
-	f.configExplicit = f.configPath != ""
-	if !f.configExplicit {
-		f.configPath = "maven.json"
-	}
-	return f, nil
-}
-
 // loadConfig reads the config file. A missing default maven.json means the embedded defaults; a
 // missing file the owner named is an error.
-func loadConfig(f serveFlags) (config.Config, error) {
-	cfg, err := config.Load(f.configPath)
+func loadConfig(f serveFlags, getenv func(string) string) (config.Config, error) {
+	cfg, err := config.Load(f.configPath, getenv)
 	if errors.Is(err, fs.ErrNotExist) && !f.configExplicit {
 		cfg, err = config.Default(), nil
 	}
@@ -81,14 +53,21 @@ func loadConfig(f serveFlags) (config.Config, error) {
 }
 
 // serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
-// stop accepting, let in-flight requests finish, close the IPC socket, close the database.
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	flags, err := parseServeFlags(args, getenv, stderr)
+// stop accepting, let in-flight requests finish, close the IPC socket, close the database. It is
+// long on purpose: every service is wired here, in the order each needs the others, so the
+// whole daemon reads top to bottom in one place.
+func serve(ctx context.Context, in *invocation, args []string) error {
+	// Before any secret can reach memory.
+	if err := forbidMemoryReads(); err != nil {
+		return err
+	}
+	getenv := in.getenv
+	flags, err := in.parseServeFlags(args)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(flags)
+	logger := newLogger(in.stderr, flags.logFormat, flags.logLevel)
+	cfg, err := loadConfig(flags, getenv)
 	if err != nil {
 		return err
 	}
@@ -103,8 +82,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	defer bdb.Close()
 
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
-	if err := tools.SyncConfigTools(ctx, localTools(cfg)); err != nil {
-		return fmt.Errorf("propose the config's tools: %w", err)
+	problems := &config.Problems{}
+	if err := syncConfigTools(ctx, tools, cfg, problems, logger); err != nil {
+		return err
 	}
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
 	// proposes rows. Nothing is dialled here.
@@ -165,15 +145,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
-		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String()}
-	voiceTurns := voice.New(tools, manager, executor, d, voice.Options{
-		UnlockURL: cfg.Origins[0] + "/unlock", Logger: logger,
+		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
+		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, bdb, gate, manager, logger),
+		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
+	voiceTurns := voice.New(voice.Deps{Rows: tools, Binder: manager, Runner: executor, Lock: d,
+		Phrases: phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now), Activity: d.events}, voice.Options{
+		UnlockURL: cfg.Origins[0] + "/unlock", WakeWords: cfg.Voice.WakeWords,
+		TurnsPerSecond: cfg.Voice.TurnsPerSecond, Burst: cfg.Voice.Burst, Logger: logger,
 		OnTurn: func(o voice.Outcome) {
 			if registry != nil {
 				registry.Inc("maven_voice_turns_total", "Voice turns by outcome.", metrics.Label{Name: "outcome", Value: string(o)})
 			}
 		},
 	})
+	// Written last: the turns' queued audit events reach the database before it closes.
+	defer voiceTurns.Close()
 	// Locking also drops pending voice confirms and every step-up grant.
 	gate.OnLock(voiceTurns.CancelPending)
 	gate.OnLock(owner.ForgetStepUps)
@@ -201,6 +187,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
+	configPath, configLoaded := configSource(flags)
 	routes, err := handlers.Routes(handlers.Deps{
 		Logger:         logger,
 		Vault:          gate,
@@ -220,18 +207,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		Origins:        cfg.Origins,
 		TLS:            tlsOn,
 		TrustedProxies: cfg.TrustedProxies,
+		ConfigPath:     configPath,
+		ConfigLoaded:   configLoaded,
+		SecretUsers:    cfg.SecretUsers(),
 	})
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           routes,
+		Handler:           closeAfterKeys(routes),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	gate.OnLock(releaseAfterLock)
 	serveErr := make(chan error, 1)
 	go func() {
 		if tlsOn {
@@ -241,7 +232,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		serveErr <- srv.Serve(ln)
 	}()
 	manager.Run(ctx)
-	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", version)
+	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", readBuildInfo().String())
+	logStart(logger, flags, cfg, d.listen)
 	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
 		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
 	}
@@ -292,10 +284,74 @@ func secureCookies(cfg config.Config) bool {
 	return len(cfg.Origins) > 0
 }
 
+// syncConfigTools proposes the config's local commands and puts what the config holds that the
+// daemon starts despite (its warnings, a tool that could not be proposed) in problems, logging
+// each: one bad entry never stops the daemon.
+func syncConfigTools(ctx context.Context, tools *allowlist.Service, cfg config.Config, problems *config.Problems, logger *slog.Logger) error {
+	list := cfg.WarningProblems()
+	refused, err := tools.SyncConfigTools(ctx, localTools(cfg))
+	if err != nil {
+		return fmt.Errorf("propose the config's tools: %w", err)
+	}
+	for _, r := range refused {
+		list = append(list, config.Problem{
+			Key: fmt.Sprintf("tools[%d].name", r.Index), Level: config.LevelError,
+			Msg: fmt.Sprintf("%q was not proposed: %s. Give the config tool another name: a row keeps its name for its audit trail, withdrawn or not",
+				r.Name, strings.TrimPrefix(r.Err.Error(), allowlist.ErrInvalid.Error()+": ")),
+		})
+	}
+	for _, p := range list {
+		level := slog.LevelWarn
+		if p.Level == config.LevelError {
+			level = slog.LevelError
+		}
+		logger.Log(ctx, level, "config: "+p.Msg, "key", p.Key)
+	}
+	problems.Set(list)
+	return nil
+}
+
 func localTools(cfg config.Config) []allowlist.LocalTool {
 	out := make([]allowlist.LocalTool, len(cfg.Tools))
 	for i, t := range cfg.Tools {
 		out[i] = allowlist.LocalTool{Name: t.Name, Argv: t.Argv}
 	}
 	return out
+}
+
+// releaseAfterLock collects what a lock freed, over the seconds the sessions that used secrets
+// take to close (on their own goroutines; a graceful close waits a few seconds at most). The MCP
+// clients' idle connections keep their last request, Authorization header and all, in a buffer,
+// so they are closed. Each pass first collects what the ones before closed, so that clobberfree
+// (see clobberFreed) overwrites it and whole pages go back to the kernel. It never blocks the
+// lock.
+func releaseAfterLock() {
+	for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
+		time.AfterFunc(after, func() {
+			debug.FreeOSMemory()
+			if t, ok := http.DefaultTransport.(*http.Transport); ok {
+				t.CloseIdleConnections()
+			}
+		})
+	}
+}
+
+// keyBearing are the requests whose body carries key material: a recovery code, a passkey's
+// PRF output (DESIGN.md's interfaces name these pages).
+var keyBearing = map[string]bool{
+	"/unlock/recovery": true, "/unlock/finish": true, "/setup/finish": true,
+	"/passkeys/add/finish": true, "/passkeys/enroll/finish": true,
+}
+
+// closeAfterKeys closes the connection of a request that carries key material once it is
+// answered: a keep-alive connection would keep the request in its read buffer for as long as
+// the browser keeps the connection open, lock or no lock. (Over HTTP/2 the header means
+// nothing, and the frames stay with the connection.)
+func closeAfterKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && keyBearing[r.URL.Path] {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"maven/app/allowlist"
-	"maven/app/auth"
 	"maven/app/config"
 	"maven/app/mcp/mcptest"
 	"maven/app/vault"
@@ -114,6 +113,8 @@ func healthz(t *testing.T, d *daemonProc) string {
 func unlockWithRecovery(t *testing.T, d *daemonProc, code string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+d.addr+"/unlock/recovery", strings.NewReader(url.Values{"code": {code}}.Encode()))
+	_, port, _ := strings.Cut(d.addr, ":")
+	req.Host = "localhost:" + port // the recovery form answers at the configured origin's host only
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -182,7 +183,7 @@ func TestDaemonWithVaultBootsLockedAndSecretsWaitForUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("voice-token: %v %s", err, token)
 	}
-	if r := postVoice(t, d.addr, strings.TrimSpace(token), "c1", "list tasks"); r.Outcome != "locked" || !strings.Contains(r.Speech, "/unlock") {
+	if r := postVoice(t, d.addr, strings.TrimSpace(token), "c1", "list tasks"); r.Outcome != "locked" || strings.Contains(r.Speech, "/unlock") || !strings.Contains(r.Output, "/unlock") {
 		t.Fatalf("voice while locked: %+v", r)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -207,9 +208,7 @@ func TestDaemonWithVaultBootsLockedAndSecretsWaitForUnlock(t *testing.T) {
 		return row.ID != 0
 	})
 	withAllowlist(t, data, func(svc *allowlist.Service) {
-		if _, err := svc.EnableTool(context.Background(), row.ID, auth.ForTest(t, auth.ActionEnableTool, row.ID)); err != nil {
-			t.Fatal(err)
-		}
+		enable(t, svc, row.ID)
 	})
 
 	// maven lock: locked, and the server's session ends.

@@ -69,14 +69,15 @@ func (d *daemon) ipcSecretSet(ctx context.Context, params json.RawMessage) (any,
 	}{p.Name}, nil
 }
 
-func cliLock(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, rest, err := parseClientFlags("lock", args, getenv, stderr, true)
+func cliLock(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("lock", args, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"lock takes no arguments"}
+		return usagef("lock", "lock takes no arguments")
 	}
+	stdout := in.stdout
 	var res lockResult
 	if err := f.call(ctx, "lock", nil, &res); err != nil {
 		return err
@@ -95,25 +96,29 @@ func cliLock(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-// cliSecret is `maven secret set NAME`: the value comes from standard input, never from the
-// command line, where other users could read it in the process list and the shell would keep
-// it in its history.
-func cliSecret(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "set" {
-		return usageError{"usage: maven secret set NAME (the value is read from standard input)"}
-	}
-	f, rest, err := parseClientFlags("secret set", args[1:], getenv, stderr, false)
+// cliSecret is `maven secret set NAME` and `maven secret list`.
+func cliSecret(ctx context.Context, in *invocation, args []string) error {
+	f, rest, _, err := in.parseClient("secret", args, true)
 	if err != nil {
 		return err
 	}
-	if len(rest) != 1 {
-		return usageError{"usage: maven secret set NAME (the value is read from standard input, never from the command line)"}
+	switch {
+	case len(rest) == 2 && rest[0] == "set":
+		return cliSecretSet(ctx, in, f, rest[1])
+	case len(rest) == 1 && rest[0] == "list":
+		return cliSecretList(ctx, in, f)
 	}
-	name := rest[0]
+	return usagef("secret", "usage: maven secret set NAME (the value is read from standard input) | maven secret list")
+}
+
+// cliSecretSet is `maven secret set NAME`: the value comes from standard input, never from the
+// command line, where other users could read it in the process list and the shell would keep
+// it in its history.
+func cliSecretSet(ctx context.Context, in *invocation, f clientFlags, name string) error {
 	if !vault.ValidName(name) {
-		return usageError{"a secret's name is 1 to 64 of A-Z a-z 0-9 _ . -"}
+		return usagef("secret", "a secret's name is 1 to 64 of A-Z a-z 0-9 _ . -")
 	}
-	value, err := readSecret(stdin, stderr)
+	value, err := readSecret(in.stdin, in.stderr)
 	if err != nil {
 		return err
 	}
@@ -124,7 +129,7 @@ func cliSecret(ctx context.Context, args []string, getenv func(string) string, s
 	if err := f.call(ctx, "secret_set", secretSetParams{Name: name, Value: value}, nil); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "secret %s is set; servers that use it connect now\n", name)
+	fmt.Fprintf(in.stdout, "secret %s is set; servers that use it connect now\n", name)
 	return nil
 }
 

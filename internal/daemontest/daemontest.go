@@ -13,6 +13,7 @@ import (
 
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/db"
@@ -43,7 +44,7 @@ func (l *Log) String() string {
 // rule 25); a daemon started afterwards starts them. Run it while no daemon uses data.
 func ApproveCommandLines(tb testing.TB, data, cfgPath string) {
 	tb.Helper()
-	cfg, err := config.Load(cfgPath)
+	cfg, err := config.Load(cfgPath, os.Getenv)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func ApproveCommandLines(tb testing.TB, data, cfgPath string) {
 			if p.Server != name {
 				continue
 			}
-			if _, err := svc.Approve(ctx, p.ID, auth.ForTest(tb, auth.ActionAddServer, p.ID)); err != nil {
+			if _, err := svc.Approve(ctx, p.ID, authtest.Proof(tb, auth.One(auth.ActionAddServer, p.ID, ""))); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -4,19 +4,24 @@
 //
 // Usage:
 //
-//	scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] TOOLS.json
+//	scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE] TOOLS.json
 //
 // With -calls, every tool call appends one line "NAME ARGS-JSON" to FILE. With -pid, the
 // process writes its pid to FILE once it is serving. -redefine-every and -rename-every make it
 // a hostile server that churns its tools: every D it gives every tool a new description ("…
-// (version N)"), or a new name ("NAME_vN").
+// (version N)"), or a new name ("NAME_vN"). With -http it serves streamable HTTP on ADDR (path
+// /mcp, port 0 for any) instead of stdio, and writes the address it listens on to the -addr
+// FILE: a server in a process of its own, as real ones are.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -39,9 +44,11 @@ func run() error {
 	pidFile := flag.String("pid", "", "write the pid to this file")
 	redefineEvery := flag.Duration("redefine-every", 0, "give every tool a new description this often")
 	renameEvery := flag.Duration("rename-every", 0, "give every tool a new name this often")
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	addrFile := flag.String("addr", "", "with -http, write the address listened on to this file")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] TOOLS.json")
+		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE] TOOLS.json")
 	}
 	toolsFile := flag.Arg(0)
 	specs, err := mcptest.LoadTools(toolsFile)
@@ -99,6 +106,9 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if *httpAddr != "" {
+		return serveHTTP(ctx, s, *httpAddr, *addrFile)
+	}
 	return s.RunStdio(ctx)
 }
 
@@ -115,4 +125,27 @@ func churn(s *mcptest.Scripted, specs []mcptest.ToolSpec, d time.Duration, chang
 		}
 		s.Replace(next...)
 	}
+}
+
+func serveHTTP(ctx context.Context, s *mcptest.Scripted, addr, addrFile string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.HTTPHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if addrFile != "" {
+		if err := os.WriteFile(addrFile, []byte(ln.Addr().String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

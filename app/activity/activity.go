@@ -1,0 +1,162 @@
+// Package activity is the owner's view of what Maven did: every voice turn (those that matched
+// nothing included) with its utterance, outcome and bound arguments, confirms and cancels,
+// enables and disables, command-line approvals, locks and unlocks, and MCP servers' state
+// changes, newest first, in pages. Changes of an allowlist row reach it from the row's audit
+// trail (allowlist events); everything else — voice turns above all — is appended here. It is
+// read by `maven events` and /activity.
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Entry is one event of the feed; its JSON is the `events` IPC result's element (DESIGN.md).
+type Entry struct {
+	ID     int64     `json:"id"`
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`  // "voice", "owner", "cli", "config", "discovery", "system", …
+	Action string    `json:"action"` // "voice_turn", "enabled", "locked", "server_state", …
+	// ToolID is the row the event concerns, 0 for none; Tool its name at the time.
+	ToolID int64  `json:"tool_id,omitempty"`
+	Tool   string `json:"tool"`
+	// Outcome is a voice turn's outcome ("ran", "no_match", …), "" for other events.
+	Outcome string          `json:"outcome"`
+	Detail  json.RawMessage `json:"detail"`
+}
+
+// The actions this package writes itself; row events keep their allowlist action names, and a
+// voice turn is "voice_turn".
+const (
+	ActionVoiceTurn   = "voice_turn"
+	ActionLocked      = "locked"
+	ActionUnlocked    = "unlocked"
+	ActionServerState = "server_state"
+)
+
+// Filter selects a page of the feed. Zero fields select everything.
+type Filter struct {
+	// Since and Until bound the time: Since <= at < Until. Day sets both to one local day.
+	Since, Until time.Time
+	Outcome      string // a voice outcome, such as "no_match"
+	Tool         string // a row's name
+	Action       string // such as "voice_turn" or "enabled"
+	// Before continues a listing: only entries with a smaller id (Page.Next of the page before).
+	Before int64
+	// Limit is the most entries a page holds: DefaultLimit when 0, at most MaxLimit.
+	Limit int
+}
+
+// Page limits.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 500
+)
+
+// Day returns the filter's copy bounded to the calendar day of t in t's location.
+func (f Filter) Day(t time.Time) Filter {
+	y, m, d := t.Date()
+	f.Since = time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+	f.Until = f.Since.AddDate(0, 0, 1)
+	return f
+}
+
+// Page is one page of the feed, newest first.
+type Page struct {
+	Entries []Entry
+	// Next is the Filter.Before that lists the following (older) page; 0 when this is the last.
+	Next int64
+}
+
+// Store keeps the feed. db implements it with bun on SQLite.
+type Store interface {
+	// AppendActivity adds entries, in order and in one transaction, and sets their IDs.
+	AppendActivity(ctx context.Context, entries []*Entry) error
+	// ListActivity returns at most f.Limit entries matching f, newest (highest id) first.
+	ListActivity(ctx context.Context, f Filter) ([]Entry, error)
+}
+
+// ErrBadFilter means a filter that cannot select anything sensible (a negative limit, an
+// Until before Since).
+var ErrBadFilter = errors.New("bad activity filter")
+
+// Log appends to and reads the feed. It is safe for concurrent use if its Store is.
+type Log struct {
+	store Store
+	now   func() time.Time
+}
+
+// New returns a Log; now is time.Now when nil.
+func New(store Store, now func() time.Time) *Log {
+	if now == nil {
+		now = time.Now
+	}
+	return &Log{store: store, now: now}
+}
+
+// Event is an entry to append: Detail is encoded as the entry's JSON detail, empty values left
+// out; a zero At is the time of appending.
+type Event struct {
+	At                     time.Time
+	Actor, Action, Outcome string
+	ToolID                 int64  // the row the event concerns, 0 for none
+	Tool                   string // that row's name
+	Detail                 map[string]any
+}
+
+// Append records events in one transaction, in order.
+func (l *Log) Append(ctx context.Context, events ...Event) error {
+	entries := make([]*Entry, len(events))
+	for i, ev := range events {
+		for k, v := range ev.Detail {
+			if v == "" || v == nil {
+				delete(ev.Detail, k)
+			}
+		}
+		if ev.Detail == nil {
+			ev.Detail = map[string]any{}
+		}
+		raw, err := json.Marshal(ev.Detail)
+		if err != nil {
+			return fmt.Errorf("encode %s detail: %w", ev.Action, err)
+		}
+		if ev.At.IsZero() {
+			ev.At = l.now()
+		}
+		entries[i] = &Entry{At: ev.At.UTC(), Actor: ev.Actor, Action: ev.Action, ToolID: ev.ToolID, Tool: ev.Tool,
+			Outcome: ev.Outcome, Detail: raw}
+	}
+	if err := l.store.AppendActivity(ctx, entries); err != nil {
+		return fmt.Errorf("append to the activity feed: %w", err)
+	}
+	return nil
+}
+
+// Query returns one page of the feed, newest first.
+func (l *Log) Query(ctx context.Context, f Filter) (Page, error) {
+	switch {
+	case f.Limit < 0 || f.Before < 0:
+		return Page{}, fmt.Errorf("%w: limit and before cannot be negative", ErrBadFilter)
+	case !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since):
+		return Page{}, fmt.Errorf("%w: until is before since", ErrBadFilter)
+	case f.Limit == 0:
+		f.Limit = DefaultLimit
+	case f.Limit > MaxLimit:
+		f.Limit = MaxLimit
+	}
+	want := f.Limit
+	f.Limit++ // one more tells whether an older page exists
+	entries, err := l.store.ListActivity(ctx, f)
+	if err != nil {
+		return Page{}, fmt.Errorf("list activity: %w", err)
+	}
+	p := Page{Entries: entries}
+	if len(entries) > want {
+		p.Entries = entries[:want]
+		p.Next = p.Entries[want-1].ID
+	}
+	return p, nil
+}

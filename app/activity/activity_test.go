@@ -1,0 +1,249 @@
+package activity_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"maven/app/activity"
+	"maven/app/allowlist"
+	"maven/app/approval"
+	"maven/app/auth"
+	"maven/app/auth/authtest"
+	"maven/db"
+)
+
+type feed struct {
+	db    *bun.DB
+	rows  *allowlist.Service
+	log   *activity.Log
+	clock *time.Time
+}
+
+func newFeed(t *testing.T) *feed {
+	t.Helper()
+	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	now := time.Date(2026, 12, 13, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	return &feed{db: bdb, rows: allowlist.NewService(db.NewToolStore(bdb), clock),
+		log: activity.New(db.NewActivityStore(bdb), clock), clock: &now}
+}
+
+func (f *feed) all(t *testing.T, filter activity.Filter) []activity.Entry {
+	t.Helper()
+	filter.Limit = activity.MaxLimit
+	p, err := f.log.Query(context.Background(), filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Entries
+}
+
+func describe(es []activity.Entry) string {
+	var parts []string
+	for _, e := range es {
+		part := e.Action
+		for _, s := range []string{e.Tool, e.Outcome} {
+			if s != "" {
+				part += ":" + s
+			}
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	row, _, err := f.rows.ProposeTool(ctx, allowlist.Proposal{Name: "restart_router", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rows.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
+		t.Fatal(err)
+	}
+	turn := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, ToolID: row.ID, Tool: row.Name, Outcome: "ran",
+		Detail: map[string]any{"utterance": "restart router"}}
+	noMatch := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: "no_match",
+		Detail: map[string]any{"utterance": "open the pod bay doors", "user_id": ""}}
+	if err := f.log.Append(ctx, turn, noMatch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rows.DisableTool(ctx, row.ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	// A stdio command line approved behind a step-up reaches the feed through its table.
+	commands := approval.NewService(db.NewApprovalStore(f.db), func() time.Time { return *f.clock })
+	if _, err := commands.Check(ctx, "memory", "node server-memory", "sha256:abc"); err != nil {
+		t.Fatal(err)
+	}
+	pending, _ := commands.Pending(ctx)
+	if _, err := commands.Approve(ctx, pending[0].ID, authtest.Proof(t, auth.One(auth.ActionAddServer, pending[0].ID, ""))); err != nil {
+		t.Fatal(err)
+	}
+	locks := f.log.NewLockRecorder(true, slog.New(slog.DiscardHandler))
+	locks.Set(false)
+	locks.Set(false) // the vault's unlock hooks also run when a secret is set: not a new unlock
+	locks.Set(true)
+	locks.Set(true)
+
+	got := f.all(t, activity.Filter{})
+	want := "locked unlocked command_approved disabled:restart_router voice_turn:no_match voice_turn:restart_router:ran enabled:restart_router proposed:restart_router"
+	if describe(got) != want {
+		t.Fatalf("feed:\n got %s\nwant %s", describe(got), want)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(got[4].Detail, &d); err != nil || d["utterance"] != "open the pod bay doors" || d["user_id"] != nil {
+		t.Fatalf("no_match detail %s", got[4].Detail)
+	}
+	if err := json.Unmarshal(got[2].Detail, &d); err != nil || d["server"] != "memory" || d["command"] != "node server-memory" {
+		t.Fatalf("approval detail %s", got[2].Detail)
+	}
+	if got[5].ToolID != row.ID || got[5].Actor != "voice" {
+		t.Fatalf("%+v", got[5])
+	}
+	// The feed is append-only, like the audit trail it copies.
+	if _, err := f.db.ExecContext(ctx, "UPDATE activity SET actor = 'x'"); err == nil {
+		t.Fatal("the feed was rewritten")
+	}
+	if _, err := f.db.ExecContext(ctx, "DELETE FROM activity"); err == nil {
+		t.Fatal("the feed was deleted")
+	}
+}
+
+// TestVoiceEventsOfTheAuditTrailReadAsTurns: before the feed, voice turns were row events
+// named voice_<outcome>; the feed reads them, and any such event, as voice turns.
+func TestVoiceEventsOfTheAuditTrailReadAsTurns(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	row, _, err := f.rows.ProposeTool(ctx, allowlist.Proposal{Name: "restart_router", Cmd: []string{"/bin/true"}, Scope: allowlist.ScopeLocal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.ExecContext(ctx, `INSERT INTO tool_events (tool_id, at, actor, action, detail)
+		VALUES (?, '2026-12-01T10:00:00.000000000Z', 'voice', 'voice_needs_args', '{"utterance":"restart router now"}')`, row.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := f.all(t, activity.Filter{Outcome: "needs_args"})
+	if len(got) != 1 || got[0].Action != activity.ActionVoiceTurn || got[0].Tool != "restart_router" || got[0].ToolID != row.ID {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestABatchIsWrittenWholeOrNotAtAll(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	ok := activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: "no_match"}
+	if err := f.log.Append(ctx, ok, activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, ToolID: 424242, Outcome: "ran"}); err == nil {
+		t.Fatal("an event of a row that does not exist was appended")
+	}
+	if got := f.all(t, activity.Filter{}); len(got) != 0 {
+		t.Fatalf("half a batch was kept: %+v", got)
+	}
+}
+
+func TestPagesAndFilters(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	outcomes := []string{"ran", "no_match", "ran", "error", "no_match"}
+	for i := range 25 {
+		if i == 20 {
+			*f.clock = f.clock.Add(24 * time.Hour) // the last five happen the next day
+		}
+		if err := f.log.Append(ctx, activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: outcomes[i%5], Detail: map[string]any{"n": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []int64
+	filter := activity.Filter{Limit: 10}
+	for pages := 0; ; pages++ {
+		p, err := f.log.Query(ctx, filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Entries {
+			if len(seen) > 0 && e.ID >= seen[len(seen)-1] {
+				t.Fatalf("not newest first: %d after %d", e.ID, seen[len(seen)-1])
+			}
+			seen = append(seen, e.ID)
+		}
+		if p.Next == 0 {
+			if pages != 2 || len(p.Entries) != 5 {
+				t.Fatalf("last page %d with %d entries", pages, len(p.Entries))
+			}
+			break
+		}
+		filter.Before = p.Next
+	}
+	if len(seen) != 25 {
+		t.Fatalf("paged through %d entries", len(seen))
+	}
+	if n := len(f.all(t, activity.Filter{Outcome: "no_match"})); n != 10 {
+		t.Fatalf("no_match: %d", n)
+	}
+	day2 := activity.Filter{}.Day(f.clock.In(time.FixedZone("UTC+2", 2*3600)))
+	if n := len(f.all(t, day2)); n != 5 {
+		t.Fatalf("the second day: %d", n)
+	}
+	if n := len(f.all(t, activity.Filter{Outcome: "ran", Since: f.clock.Add(-time.Hour)})); n != 2 {
+		t.Fatalf("ran on the second day: %d", n)
+	}
+	for _, bad := range []activity.Filter{{Limit: -1}, {Before: -3}, {Since: *f.clock, Until: f.clock.Add(-time.Second)}} {
+		if _, err := f.log.Query(ctx, bad); err == nil {
+			t.Errorf("%+v was accepted", bad)
+		}
+	}
+}
+
+func TestWatchServersRecordsChangesNotRetries(t *testing.T) {
+	f := newFeed(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	changes := make(chan struct{})
+	states := make(chan []activity.ServerState, 1)
+	current := []activity.ServerState{{Name: "vikunja", State: "connecting"}}
+	snapshot := func() []activity.ServerState {
+		select {
+		case current = <-states:
+		default:
+		}
+		return current
+	}
+	done := make(chan struct{})
+	go func() {
+		f.log.WatchServers(ctx, changes, snapshot, slog.New(slog.DiscardHandler))
+		close(done)
+	}()
+	changes <- struct{}{} // taken once the watcher read the states it starts from
+	for _, st := range []string{"connected", "backoff", "connecting", "backoff", "connected", "connected"} {
+		states <- []activity.ServerState{{Name: "vikunja", State: st, LastError: "refused"}}
+		changes <- struct{}{}
+	}
+	changes <- struct{}{} // the watcher has read every state before it takes this one
+	cancel()
+	<-done
+	got := f.all(t, activity.Filter{Action: activity.ActionServerState})
+	var tos []string
+	for _, e := range got {
+		var d struct{ Server, From, To string }
+		if err := json.Unmarshal(e.Detail, &d); err != nil || d.Server != "vikunja" {
+			t.Fatalf("%s", e.Detail)
+		}
+		tos = append(tos, d.From+"→"+d.To)
+	}
+	slices.Reverse(tos) // the feed is newest first
+	if want := "connecting→connected connected→connecting connecting→connected"; strings.Join(tos, " ") != want {
+		t.Fatalf("got %q (newest first), want %q", tos, want)
+	}
+}

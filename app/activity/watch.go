@@ -1,0 +1,93 @@
+package activity
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// recordTimeout bounds one write from a hook or a watcher, which have no request context.
+const recordTimeout = 5 * time.Second
+
+// LockRecorder records locks and unlocks. The vault's hooks run more often than the state
+// changes (a lock of a locked daemon, or of one without a vault; the unlock hooks also run
+// after a secret is set), so the hooks report the lock state and only a change is recorded.
+type LockRecorder struct {
+	log    *Log
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	locked bool
+}
+
+// NewLockRecorder starts from the daemon's lock state at boot.
+func (l *Log) NewLockRecorder(locked bool, logger *slog.Logger) *LockRecorder {
+	return &LockRecorder{log: l, logger: logger, locked: locked}
+}
+
+// Set records the daemon's lock state, if it changed.
+func (r *LockRecorder) Set(locked bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.locked == locked {
+		return
+	}
+	r.locked = locked
+	action := ActionUnlocked
+	if locked {
+		action = ActionLocked
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	if err := r.log.Append(ctx, Event{Actor: "owner", Action: action}); err != nil {
+		r.logger.Error("activity: record "+action, "err", err)
+	}
+}
+
+// ServerState is one MCP server's state as the feed records it.
+type ServerState struct {
+	Name      string
+	State     string // as mcp.ServerStatus says it
+	LastError string
+}
+
+// WatchServers records servers' state changes until ctx is done: it reads snapshot after every
+// receive on changes. Redials of a server that is down (connecting ⇄ backoff) are one state,
+// "connecting", so a dead endpoint adds an entry when it goes down and when it comes back, not
+// one per retry.
+func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapshot func() []ServerState, logger *slog.Logger) {
+	last := map[string]string{}
+	for _, s := range snapshot() {
+		last[s.Name] = collapse(s.State)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		}
+		for _, s := range snapshot() {
+			now := collapse(s.State)
+			if was, ok := last[s.Name]; ok && was == now {
+				continue
+			}
+			detail := map[string]any{"server": s.Name, "from": last[s.Name], "to": now, "error": s.LastError}
+			last[s.Name] = now
+			rctx, cancel := context.WithTimeout(ctx, recordTimeout)
+			err := l.Append(rctx, Event{Actor: "system", Action: ActionServerState, Detail: detail})
+			cancel()
+			if err != nil {
+				logger.Error("activity: record a server's state", "server", s.Name, "err", err)
+			}
+		}
+	}
+}
+
+// collapse reads a redial's backoff as part of connecting.
+func collapse(state string) string {
+	if state == "backoff" {
+		return "connecting"
+	}
+	return state
+}

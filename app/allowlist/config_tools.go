@@ -1,0 +1,68 @@
+package allowlist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// LocalTool is a local command as the config names it.
+type LocalTool struct {
+	Name string
+	Argv []string
+}
+
+// Refused is a config tool SyncConfigTools could not propose.
+type Refused struct {
+	Index int    // its place in the list SyncConfigTools was given
+	Name  string // its name
+	Err   error  // why; it wraps ErrInvalid
+}
+
+// SyncConfigTools proposes the config's local commands and withdraws the config-sourced rows the
+// config no longer names, all in one transaction. A tool that cannot be proposed (its name
+// belongs to another row: an MCP tool's, perhaps one withdrawn long ago) is refused without
+// holding back the others, so one bad entry never stops the daemon; the row it was before, if
+// any, is left as it is.
+func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) ([]Refused, error) {
+	var refused []Refused
+	err := s.Update(ctx, func(tx *Tx) error {
+		refused = nil
+		kept := make(map[int64]bool, len(tools))
+		for i, lt := range tools {
+			t, _, err := tx.Propose(ctx, Proposal{
+				Name: lt.Name, Cmd: lt.Argv, Scope: ScopeLocal,
+				Source: SourceConfig, Provenance: "proposed from the config file", Actor: "config",
+			})
+			if errors.Is(err, ErrInvalid) {
+				// Refused before anything was written, so the transaction goes on.
+				refused = append(refused, Refused{Index: i, Name: lt.Name, Err: err})
+				if old, err := tx.st.FindByCmd(ctx, ScopeLocal, lt.Argv); err == nil {
+					kept[old.ID] = true
+				}
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("config tool %q: %w", lt.Name, err)
+			}
+			kept[t.ID] = true
+		}
+		rows, err := tx.st.ListTools(ctx, Filter{Scope: ScopeLocal, Source: SourceConfig})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if kept[r.ID] || r.State == StateWithdrawn {
+				continue
+			}
+			if _, err := tx.Withdraw(ctx, r.ID, "config", "removed from config"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return refused, nil
+}

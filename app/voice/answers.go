@@ -1,0 +1,226 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"maven/app/allowlist"
+	"maven/app/phrases"
+)
+
+// maxTries is how often one missing value is asked for before the question is dropped.
+const maxTries = 3
+
+// complete checks that args (bound so far) cover what the tool requires. wrong lists
+// properties whose words did not fit, asked for again first (why says how they did not fit).
+// A required property voice cannot fill is refused; one it can is asked for; with nothing
+// missing, the tool runs or is confirmed.
+func (s *Service) complete(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, args map[string]any, wrong []string, why error, now time.Time) Reply {
+	say := capitalize(spokenName(row))
+	if len(schema.Undescribed) > 0 {
+		r := Reply{Speech: fmt.Sprintf("%s requires an argument its description does not explain, so I will not guess it.", say),
+			Outcome: OutcomeRefused, Tool: row.Name}
+		s.record(ctx, row, req, r.Outcome, nil, "undescribed required argument")
+		return r
+	}
+	missing := slices.Clone(wrong)
+	for _, name := range schema.Required {
+		if _, ok := args[name]; !ok && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+	}
+	var unfillable []string
+	for _, name := range missing {
+		if !schema.Props[name].Fillable() {
+			unfillable = append(unfillable, name)
+		}
+	}
+	if len(unfillable) > 0 {
+		r := Reply{Speech: fmt.Sprintf("%s needs %s, which voice cannot fill.", say, phrases.JoinList(unfillable, "and")),
+			Outcome: OutcomeNeedsArgs, Tool: row.Name}
+		s.record(ctx, row, req, r.Outcome, nil, "unfillable required argument")
+		return r
+	}
+	if len(missing) > 0 {
+		return s.ask(ctx, req, row, schema, &pending{asking: true, args: args, missing: missing}, why, now)
+	}
+	return s.proceed(ctx, req, row, schema, args, now)
+}
+
+// ask puts the question for p.missing[0] to the owner; the next utterance of the conversation
+// answers it (fill).
+func (s *Service) ask(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, p *pending, why error, now time.Time) Reply {
+	p.conversation, p.toolID, p.fingerprint, p.updatedAt = req.Conversation, row.ID, row.Fingerprint, row.UpdatedAt
+	p.expires = now.Add(s.opts.ConfirmWindow)
+	key, err := argsKey(p.args)
+	if err != nil {
+		return s.failed(ctx, row, req, err)
+	}
+	p.argsKey = key
+	s.convs.put(p)
+	speech := question(schema.Props[p.missing[0]])
+	var ce *phrases.CoerceError
+	if errors.As(why, &ce) {
+		speech = fmt.Sprintf("%s must be %s. %s", capitalize(spokenWords(ce.Property)), ce.Want, speech)
+	}
+	s.record(ctx, row, req, OutcomeAsk, p.args, "asked for "+p.missing[0])
+	return Reply{Speech: speech, Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
+}
+
+// question asks for one property in the words its type suggests.
+func question(p phrases.Property) string {
+	name := spokenWords(p.Name)
+	switch {
+	case len(p.Enum) > 0:
+		values := make([]string, len(p.Enum))
+		for i, v := range p.Enum {
+			values[i] = spokenValue(v)
+		}
+		return fmt.Sprintf("Which %s: %s?", name, phrases.JoinList(values, "or"))
+	case p.Type == "boolean":
+		return fmt.Sprintf("Should %s be yes or no?", name)
+	case p.Type == "number" || p.Type == "integer":
+		return fmt.Sprintf("What %s? Say a number.", name)
+	}
+	return fmt.Sprintf("What %s?", name)
+}
+
+// fill reads an answer to a question for a missing value. A value that does not fit is asked
+// for again, up to maxTries times.
+func (s *Service) fill(ctx context.Context, p *pending, req Request, now time.Time) Reply {
+	row, err := s.d.Rows.Get(ctx, p.toolID)
+	if r, void := s.checkPending(ctx, p, req, row, err, now); void {
+		return r
+	}
+	if slices.Contains(cancellations, heardAs(req.Text)) {
+		s.record(ctx, row, req, OutcomeCancelled, nil, "")
+		return Reply{Speech: "Cancelled; nothing ran.", Outcome: OutcomeCancelled, Tool: row.Name}
+	}
+	schema, err := phrases.ReadSchema(row.InputSchema)
+	if err != nil {
+		return s.failed(ctx, row, req, err)
+	}
+	name := p.missing[0]
+	words := phrases.Words(req.Text)
+	v, err := phrases.Coerce(schema.Props[name], afterWords(req.Text, words, leadIn(words, disfluencies)))
+	if err != nil {
+		if p.tries+1 >= maxTries {
+			s.record(ctx, row, req, OutcomeCancelled, nil, "no fitting "+name)
+			return Reply{Speech: fmt.Sprintf("I still did not get %s, so nothing ran.", spokenWords(name)), Outcome: OutcomeCancelled, Tool: row.Name}
+		}
+		p.tries++
+		return s.ask(ctx, req, row, schema, p, err, now)
+	}
+	args := p.args
+	args[name] = v
+	return s.complete(ctx, req, row, schema, args, p.missing[1:], nil, now)
+}
+
+// confirm resolves a pending confirm: only an affirmative runs it, anything else cancels.
+func (s *Service) confirm(ctx context.Context, p *pending, req Request, now time.Time) Reply {
+	row, err := s.d.Rows.Get(ctx, p.toolID)
+	if r, void := s.checkPending(ctx, p, req, row, err, now); void {
+		return r
+	}
+	if !affirmative(req.Text) {
+		s.record(ctx, row, req, OutcomeCancelled, nil, "")
+		return Reply{Speech: "Cancelled; nothing ran.", Outcome: OutcomeCancelled, Tool: row.Name}
+	}
+	return s.run(ctx, row, req, p.args)
+}
+
+// affirmative reports whether an answer confirms: one of the affirmatives, after any lead-in
+// ("ok, do it", "um yes").
+func affirmative(text string) bool {
+	words := phrases.Words(text)
+	for _, i := range leadIns(words, fillers) {
+		if i < len(words) && slices.Contains(affirmatives, phrases.Join(words[i:])) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPending voids a pending question that came too late, whose row is gone, or whose row
+// changed state or shape since it was asked (the row is read again for this).
+func (s *Service) checkPending(ctx context.Context, p *pending, req Request, row allowlist.Tool, getErr error, now time.Time) (Reply, bool) {
+	if now.After(p.expires) {
+		s.record(ctx, row, req, OutcomeCancelled, nil, "the answer came too late")
+		return Reply{Speech: "That came too late, so nothing ran. Ask again if you still want it.", Outcome: OutcomeCancelled, Tool: row.Name}, true
+	}
+	if getErr != nil {
+		return Reply{Speech: "That tool is gone, so nothing ran.", Outcome: OutcomeRefused}, true
+	}
+	key, kerr := argsKey(p.args)
+	if row.State != allowlist.StateEnabled || row.Fingerprint != p.fingerprint || !row.UpdatedAt.Equal(p.updatedAt) || kerr != nil || key != p.argsKey {
+		s.record(ctx, row, req, OutcomeRefused, nil, "void: the tool changed after the question")
+		return Reply{Speech: fmt.Sprintf("%s changed since I asked, so nothing ran.", capitalize(spokenName(row))),
+			Outcome: OutcomeRefused, Tool: row.Name}, true
+	}
+	return Reply{}, false
+}
+
+// proceed runs a read-only row at once and asks before a destructive one, reading back every
+// argument and naming the properties that will be sent absent.
+func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, args map[string]any, now time.Time) Reply {
+	if !row.Destructive {
+		return s.run(ctx, row, req, args)
+	}
+	key, err := argsKey(args)
+	if err != nil {
+		return Reply{Speech: "I could not read those arguments back.", Outcome: OutcomeError, Tool: row.Name}
+	}
+	s.convs.put(&pending{conversation: req.Conversation, toolID: row.ID, fingerprint: row.Fingerprint,
+		updatedAt: row.UpdatedAt, args: args, argsKey: key, expires: now.Add(s.opts.ConfirmWindow)})
+	s.record(ctx, row, req, OutcomeConfirm, args, "")
+	var absent []string
+	for _, name := range schema.Names {
+		if _, ok := args[name]; !ok {
+			absent = append(absent, spokenWords(name))
+		}
+	}
+	speech := fmt.Sprintf("Run %s%s?", spokenName(row), readBack(args))
+	if len(absent) > 0 {
+		speech += fmt.Sprintf(" It goes without %s.", phrases.JoinList(absent, "or"))
+	}
+	return Reply{Speech: speech + " Say yes to confirm.", Outcome: OutcomeConfirm, ExpectsReply: true, Tool: row.Name}
+}
+
+// run runs the row and answers with its result: a sentence about a JSON result, the text of
+// any other, cut for speech; the whole result goes in Output.
+func (s *Service) run(ctx context.Context, row allowlist.Tool, req Request, args map[string]any) Reply {
+	res, err := s.d.Runner.Exec(ctx, row, args)
+	if err != nil {
+		s.opts.Logger.Warn("voice: tool failed", "tool", row.Name, "err", err)
+		s.record(ctx, row, req, OutcomeError, args, err.Error())
+		return Reply{Speech: fmt.Sprintf("I could not run %s: %s.", spokenName(row), failureReason(err)), Outcome: OutcomeError, Tool: row.Name}
+	}
+	s.record(ctx, row, req, OutcomeRan, args, "")
+	speech := res.Output
+	if sum, ok := summarize(res.Output); ok {
+		speech = sum
+	}
+	speech = speakable(speech, s.opts.MaxSpeech)
+	if res.IsError {
+		if speech == "" {
+			speech = "no details"
+		}
+		said := capitalize(spokenName(row)) + " reported an error: "
+		return Reply{Speech: said + speech, Output: said + strings.TrimSpace(res.Output), Outcome: OutcomeError, Tool: row.Name}
+	}
+	if speech == "" {
+		speech = "Done."
+	}
+	return Reply{Speech: speech, Output: strings.TrimSpace(res.Output), Outcome: OutcomeRan, Tool: row.Name}
+}
+
+// failed answers a turn that could not go on because of a fault on Maven's side.
+func (s *Service) failed(ctx context.Context, row allowlist.Tool, req Request, err error) Reply {
+	s.opts.Logger.Error("voice: turn failed", "tool", row.Name, "err", err)
+	s.record(ctx, row, req, OutcomeError, nil, err.Error())
+	return Reply{Speech: "Something went wrong on my side; the daemon log says what.", Outcome: OutcomeError, Tool: row.Name}
+}

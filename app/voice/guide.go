@@ -1,0 +1,199 @@
+package voice
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"maven/app/allowlist"
+	"maven/app/mcp"
+	"maven/app/phrases"
+)
+
+// index is what a turn matches against, rebuilt only after the rows or the phrases changed.
+type index struct {
+	matcher *allowlist.Matcher
+	enabled []allowlist.Tool
+	schemas map[int64]phrases.Schema // of enabled MCP rows
+	// positional are the enabled MCP rows read for rule 15, once per index.
+	positional map[int64]mcp.Positional
+	saved      map[int64]phrases.Saved // every row's saved phrases, usable or not
+	phrased    []phrased               // enabled rows whose phrases apply
+}
+
+// phrased is an enabled row with its usable phrases, parsed.
+type phrased struct {
+	row       allowlist.Tool
+	schema    phrases.Schema
+	templates []phrases.Template
+}
+
+func (s *Service) index(ctx context.Context) (*index, error) {
+	rv, pv := s.d.Rows.Version(), uint64(0)
+	if s.d.Phrases != nil {
+		pv = s.d.Phrases.Version()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idx != nil && s.idxRows == rv && s.idxWords == pv {
+		return s.idx, nil
+	}
+	rows, err := s.d.Rows.List(ctx, allowlist.Filter{States: []allowlist.State{allowlist.StateEnabled}})
+	if err != nil {
+		return nil, err
+	}
+	saved := map[int64]phrases.Saved{}
+	if s.d.Phrases != nil {
+		if saved, err = s.d.Phrases.Phrases(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
+	idx := &index{matcher: allowlist.NewMatcher(rows), enabled: rows, schemas: map[int64]phrases.Schema{},
+		positional: map[int64]mcp.Positional{}, saved: saved}
+	for _, row := range rows {
+		if !row.IsMCP() {
+			continue
+		}
+		idx.positional[row.ID] = s.d.Binder.Positional(row)
+		schema, err := phrases.ReadSchema(row.InputSchema)
+		if err != nil {
+			s.opts.Logger.Warn("voice: unreadable input schema", "tool", row.Name, "err", err)
+			continue
+		}
+		idx.schemas[row.ID] = schema
+		sv := saved[row.ID]
+		if !sv.UsableFor(row) {
+			continue
+		}
+		_, templates, err := phrases.Compile(row.RemoteName(), schema, strings.Join(sv.Lines, "\n"))
+		if err != nil {
+			s.opts.Logger.Warn("voice: saved phrases no longer compile", "tool", row.Name, "err", err)
+			continue
+		}
+		idx.phrased = append(idx.phrased, phrased{row: row, schema: schema, templates: templates})
+	}
+	s.idx, s.idxRows, s.idxWords = idx, rv, pv
+	return idx, nil
+}
+
+// Guide is what the tools page shows beside an enabled row.
+type Guide struct {
+	// Phrases are the owner's saved phrases, for the textarea, whether or not they apply.
+	Phrases []string
+	// Void is true when phrases were saved for a shape the tool no longer has (it was
+	// redefined since) or for a row that is not enabled: they are kept for the owner to see,
+	// but voice does not use them.
+	Void bool
+	// HowToSay tells the owner how voice reaches the tool: "Say: ‘add {a} and {b}’", "Say:
+	// ‘echo ⟨message⟩’", or "voice cannot fill its arguments: add a phrase"; "" for a row that
+	// is not enabled.
+	HowToSay string
+}
+
+// Guides returns the Guide of each of rows, by id.
+func (s *Service) Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]Guide, error) {
+	saved := map[int64]phrases.Saved{}
+	if s.d.Phrases != nil {
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		var err error
+		if saved, err = s.d.Phrases.Phrases(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[int64]Guide, len(rows))
+	for _, row := range rows {
+		sv := saved[row.ID]
+		out[row.ID] = Guide{Phrases: sv.Lines, Void: len(sv.Lines) > 0 && !sv.UsableFor(row), HowToSay: s.HowToSay(row, sv)}
+	}
+	return out, nil
+}
+
+// HowToSay tells the owner how voice reaches row, given its saved phrases.
+func (s *Service) HowToSay(row allowlist.Tool, saved phrases.Saved) string {
+	if row.State != allowlist.StateEnabled {
+		return ""
+	}
+	if saved.UsableFor(row) {
+		return "Say: ‘" + strings.Join(saved.Lines, "’ or ‘") + "’"
+	}
+	if form := s.positionalForm(row, angled); form != "" {
+		return "Say: ‘" + form + "’"
+	}
+	return "voice cannot fill its arguments: add a phrase"
+}
+
+// positionalForm is how the positional rule reaches row ("echo ⟨message⟩", "list tasks"), ""
+// when it cannot fill the row's arguments. mark writes the spoken property.
+func (s *Service) positionalForm(row allowlist.Tool, mark func(string) string) string {
+	if !row.IsMCP() {
+		return spokenWords(row.Name)
+	}
+	name := spokenWords(row.RemoteName())
+	_, err := s.d.Binder.Positional(row).Bind("")
+	if err == nil {
+		return name
+	}
+	if prop, ok := unspoken(err); ok {
+		return name + " " + mark(prop)
+	}
+	return ""
+}
+
+// help answers "what can I say": how to say each enabled tool, briefly for the ear; Output
+// lists every one.
+func (s *Service) help(ctx context.Context, idx *index, req Request) Reply {
+	type entry struct{ speech, text string }
+	var entries []entry
+	for _, row := range idx.enabled {
+		var speech, text string
+		if sv := idx.saved[row.ID]; sv.UsableFor(row) {
+			speech, text = sayPhrase(sv.Lines[0], spokenWords), sayPhrase(sv.Lines[0], angled)
+		} else {
+			speech = s.positionalForm(row, func(p string) string { return "followed by the " + spokenWords(p) })
+			text = s.positionalForm(row, angled)
+		}
+		if speech != "" {
+			entries = append(entries, entry{speech, fmt.Sprintf("%s (%s)", text, spokenName(row))})
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].speech < entries[j].speech })
+	r := Reply{Outcome: OutcomeHelp}
+	switch {
+	case len(entries) == 0 && len(idx.enabled) == 0:
+		r.Speech = "No tools are enabled yet; enable some on the tools page."
+	case len(entries) == 0:
+		r.Speech = "None of the enabled tools can be said yet; add phrases on the tools page."
+	default:
+		const spoken = 5
+		var said, all []string
+		for i, e := range entries {
+			if i < spoken {
+				said = append(said, e.speech)
+			}
+			all = append(all, e.text)
+		}
+		r.Speech = "You can say: " + strings.Join(said, "; ") + "."
+		if len(entries) > spoken {
+			r.Speech += fmt.Sprintf(" And %d more; the tools page lists them all.", len(entries)-spoken)
+		}
+		r.Output = "You can say:\n" + strings.Join(all, "\n")
+	}
+	s.recordNoRow(ctx, req, r.Outcome, "")
+	return r
+}
+
+// sayPhrase is one way of saying a saved phrase, each slot written as mark(property).
+func sayPhrase(line string, mark func(string) string) string {
+	t, err := phrases.Parse(line)
+	if err != nil {
+		return line
+	}
+	return t.Example(mark)
+}
+
+// angled writes a property to fill in: "⟨message⟩".
+func angled(property string) string { return "⟨" + property + "⟩" }

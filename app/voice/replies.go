@@ -1,0 +1,178 @@
+package voice
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"maven/app/activity"
+	"maven/app/allowlist"
+	"maven/app/mcp"
+	"maven/app/phrases"
+	"maven/app/runner"
+)
+
+// maxRecorded is the most characters of an utterance an audit event keeps.
+const maxRecorded = 500
+
+// record queues a turn for the activity feed, with the row it involved and the arguments bound.
+func (s *Service) record(_ context.Context, row allowlist.Tool, req Request, outcome Outcome, args map[string]any, reason string) {
+	detail := turnDetail(req, reason)
+	if args != nil && row.ID != 0 {
+		detail["args"] = args
+	}
+	s.audit.add(auditEvent{event: activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
+		ToolID: row.ID, Tool: row.Name, Outcome: string(outcome), Detail: detail}})
+}
+
+// recordNoRow records a turn that involved no row: it matched nothing, or came while locked.
+func (s *Service) recordNoRow(ctx context.Context, req Request, outcome Outcome, reason string) {
+	s.record(ctx, allowlist.Tool{}, req, outcome, nil, reason)
+}
+
+func turnDetail(req Request, reason string) map[string]any {
+	utterance := req.Text
+	if r := []rune(utterance); len(r) > maxRecorded {
+		utterance = string(r[:maxRecorded]) + "…"
+	}
+	return map[string]any{"conversation": req.Conversation, "utterance": utterance, "user_id": req.UserID, "reason": reason}
+}
+
+// unspoken returns the property of a refusal that is only because the one argument a tool
+// takes from speech was not said.
+func unspoken(err error) (string, bool) {
+	var ae *mcp.ArgsError
+	if errors.As(err, &ae) && ae.Unspoken && len(ae.Missing) == 1 {
+		return ae.Missing[0], true
+	}
+	return "", false
+}
+
+// argsReply says why the words after a tool's name cannot be its arguments, and how the owner
+// can make them so.
+func argsReply(row allowlist.Tool, err error, saved phrases.Saved) Reply {
+	say := capitalize(spokenName(row))
+	hint := " A phrase on the tools page can bind them."
+	if saved.UsableFor(row) {
+		forms := make([]string, len(saved.Lines))
+		for i, line := range saved.Lines {
+			forms[i] = sayPhrase(line, spokenWords)
+		}
+		hint = " Say it as: " + strings.Join(forms, ", or ") + "."
+	}
+	var ae *mcp.ArgsError
+	switch {
+	case errors.Is(err, errLocalArgs):
+		return Reply{Speech: fmt.Sprintf("%s takes no arguments; say just its name.", say), Outcome: OutcomeRefused, Tool: row.Name}
+	case errors.Is(err, mcp.ErrUndescribedArg):
+		return Reply{Speech: fmt.Sprintf("%s requires an argument its description does not explain, so I will not guess it.", say), Outcome: OutcomeRefused, Tool: row.Name}
+	case errors.As(err, &ae) && len(ae.Missing) > 0:
+		return Reply{Speech: fmt.Sprintf("%s needs %s, which I cannot take from the words after its name.%s", say, phrases.JoinList(ae.Missing, "and"), hint), Outcome: OutcomeNeedsArgs, Tool: row.Name}
+	}
+	return Reply{Speech: fmt.Sprintf("%s takes no words after its name.%s", say, hint), Outcome: OutcomeNeedsArgs, Tool: row.Name}
+}
+
+// spokenName is how a reply names a row: "list tasks on vikunja", "restart router".
+func spokenName(row allowlist.Tool) string {
+	if row.IsMCP() {
+		return spokenWords(row.RemoteName()) + " on " + spokenWords(row.Server())
+	}
+	return spokenWords(row.Name)
+}
+
+func ambiguityQuestion(e *allowlist.AmbiguousError) string {
+	var options []string
+	for _, t := range e.Candidates {
+		if t.IsMCP() {
+			options = append(options, spokenWords(t.Server())+" "+e.Spoken)
+		} else {
+			options = append(options, spokenWords(t.Name))
+		}
+	}
+	sort.Strings(options)
+	return fmt.Sprintf("Several tools are called %s. Which one: %s?", e.Spoken, phrases.JoinList(options, "or"))
+}
+
+// noMatchSpeech suggests the enabled names closest to what was said.
+func noMatchSpeech(m *allowlist.Matcher, text string) string {
+	names := m.Names()
+	if len(names) == 0 {
+		return "No tools are enabled yet; enable some on the tools page."
+	}
+	words := allowlist.SpokenWords(text)
+	type scored struct {
+		name string
+		d    int
+	}
+	var best []scored
+	for _, n := range names {
+		k := len(strings.Fields(n))
+		heard := strings.Join(words[:min(k, len(words))], " ")
+		if d := levenshtein(heard, n); d <= max(2, len(n)/2) {
+			best = append(best, scored{n, d})
+		}
+	}
+	sort.SliceStable(best, func(i, j int) bool { return best[i].d < best[j].d })
+	if len(best) == 0 {
+		return "I do not know a tool by that name. Ask what you can say to hear them."
+	}
+	var out []string
+	for i := 0; i < len(best) && i < 3; i++ {
+		out = append(out, best[i].name)
+	}
+	return fmt.Sprintf("I do not know a tool by that name. Did you mean %s?", phrases.JoinList(out, "or"))
+}
+
+// readBack reads the bound arguments out loud, so the owner confirms what will actually run.
+func readBack(args map[string]any) string {
+	if len(args) == 0 {
+		return ""
+	}
+	keys := sortedKeys(args)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = spokenWords(k) + " " + spokenValue(args[k])
+	}
+	return " with " + phrases.JoinList(parts, "and")
+}
+
+func argsKey(args map[string]any) (string, error) {
+	b, err := json.Marshal(args) // map keys are sorted: a stable form
+	return string(b), err
+}
+
+func failureReason(err error) string {
+	switch {
+	case errors.Is(err, mcp.ErrNotConnected):
+		return "its server is not connected"
+	case errors.Is(err, mcp.ErrLocked):
+		return "its server is locked"
+	case errors.Is(err, runner.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "it took too long"
+	}
+	return "something went wrong; the daemon log says what"
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"maven/app/activity"
+	"maven/app/ipc"
+	"maven/app/reveal"
+)
+
+// eventsParams are the `events` IPC params; every field is optional.
+type eventsParams struct {
+	Since   time.Time `json:"since"`
+	Until   time.Time `json:"until"`
+	Limit   int       `json:"limit"`
+	Before  int64     `json:"before"` // continue below this id
+	Outcome string    `json:"outcome"`
+	Tool    string    `json:"tool"`
+	Action  string    `json:"action"`
+}
+
+// ipcEvents is the read-only `events` method: one page of the activity feed, newest first.
+func (d *daemon) ipcEvents(ctx context.Context, params json.RawMessage) (any, error) {
+	var p eventsParams
+	if err := ipc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	page, err := d.events.Query(ctx, activity.Filter{Since: p.Since, Until: p.Until, Limit: p.Limit,
+		Before: p.Before, Outcome: p.Outcome, Tool: p.Tool, Action: p.Action})
+	if errors.Is(err, activity.ErrBadFilter) {
+		return nil, &ipc.Error{Code: ipc.InvalidParams, Message: err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if page.Entries == nil {
+		page.Entries = []activity.Entry{}
+	}
+	return page.Entries, nil
+}
+
+// cliEvents is `maven events [--json] [--since DURATION] [--limit N] [--outcome O] [--tool T]`.
+func cliEvents(ctx context.Context, in *invocation, args []string) error {
+	fs, f := in.newClientFlags("events", true)
+	since := fs.Duration("since", 0, "only events of the last DURATION, such as 1h or 30m")
+	limit := fs.Int("limit", activity.DefaultLimit, fmt.Sprintf("the most events shown (at most %d)", activity.MaxLimit))
+	outcome := fs.String("outcome", "", "only voice turns with this outcome, such as no_match")
+	tool := fs.String("tool", "", "only events of the tool with this name")
+	rest, _, err := in.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if f.dataDir, err = absDataDir(f.dataDir); err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 0:
+		return usagef("events", "events takes no arguments")
+	case *since < 0:
+		return usagef("events", "--since needs a positive duration")
+	case *limit < 1 || *limit > activity.MaxLimit:
+		return usagef("events", "--limit needs a number from 1 to %d", activity.MaxLimit)
+	}
+	stdout := in.stdout
+	p := eventsParams{Limit: *limit, Outcome: *outcome, Tool: *tool}
+	if *since > 0 {
+		p.Since = time.Now().Add(-*since).UTC()
+	}
+	var entries []activity.Entry
+	if err := f.call(ctx, "events", p, &entries); err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(stdout, entries)
+	}
+	// A log reads top to bottom: oldest first.
+	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tACTOR\tACTION\tTOOL\tOUTCOME\tDETAIL")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format(time.DateTime), reveal.OneLine(e.Actor),
+			reveal.OneLine(e.Action), orDash(reveal.OneLine(e.Tool)), orDash(e.Outcome), reveal.OneLine(eventDetail(e.Detail)))
+	}
+	return tw.Flush()
+}
+
+// eventDetail renders an event's detail on one line: a voice turn's words first, then the
+// other fields as key=value, cut to a terminal's width.
+func eventDetail(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return string(raw)
+	}
+	var parts []string
+	if u, ok := m["utterance"].(string); ok {
+		parts = append(parts, fmt.Sprintf("%q", u))
+		delete(m, "utterance")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := json.Marshal(m[k])
+		if err != nil {
+			continue
+		}
+		parts = append(parts, k+"="+strings.Trim(string(v), `"`))
+	}
+	s := strings.Join(parts, " ")
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:99]) + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,140 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/migrate"
+
+	"maven/db"
+)
+
+// TestOpenMigratesAnOlderDatabase: a database that an earlier Maven migrated, up to
+// tools_scope_order, gets every later migration on Open, and ends with the same migrations
+// applied as a new database: the migrations of the churn budget sort after every one an
+// earlier Maven shipped, so both kinds of database apply them in one order.
+func TestOpenMigratesAnOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	const shippedUpTo = "20261214090000"
+	all, older := migrationNames(t, ""), migrationNames(t, shippedUpTo)
+	if len(older) == len(all) {
+		t.Fatalf("no migration after %s to apply", shippedUpTo)
+	}
+
+	path := filepath.Join(t.TempDir(), "maven.db")
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := bun.NewDB(sqldb, sqlitedialect.New())
+	migrations := migrate.NewMigrations()
+	if err := migrations.Discover(migrationFS(t, shippedUpTo)); err != nil {
+		t.Fatal(err)
+	}
+	m := migrate.NewMigrator(earlier, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := appliedNames(t, earlier); !slices.Equal(got, older) {
+		t.Fatalf("the earlier database applied %v, want %v", got, older)
+	}
+	// What the churn budget adds must be among what the earlier Maven never ran.
+	if _, err := earlier.ExecContext(ctx, "SELECT count(*) FROM tool_event_repeats"); err == nil {
+		t.Fatalf("the database of migrations up to %s already has tool_event_repeats", shippedUpTo)
+	}
+	earlier.Close()
+
+	bdb, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	if got := appliedNames(t, bdb); !slices.Equal(got, all) {
+		t.Fatalf("after Open: %v, want %v", got, all)
+	}
+	var automerge int
+	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&automerge); err != nil || automerge != 16 {
+		t.Fatalf("automerge = %d, %v; want 16", automerge, err)
+	}
+	if _, err := bdb.ExecContext(ctx, "SELECT count(*) FROM tool_event_repeats"); err != nil {
+		t.Fatal(err)
+	}
+
+	fresh, err := db.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if got := appliedNames(t, fresh); !slices.Equal(got, all) {
+		t.Fatalf("a new database applied %v, want %v", got, all)
+	}
+}
+
+// migrationFS holds the migration files whose id is at most upTo (all of them for "").
+func migrationFS(t *testing.T, upTo string) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
+	for _, name := range migrationFiles(t) {
+		if upTo != "" && name[:len(upTo)] > upTo {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("migrations", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = &fstest.MapFile{Data: data}
+	}
+	return out
+}
+
+// migrationNames are the ids of the migrations of migrationFS, in order, each once.
+func migrationNames(t *testing.T, upTo string) []string {
+	t.Helper()
+	var ids []string
+	for name := range migrationFS(t, upTo).(fstest.MapFS) {
+		id, _, _ := strings.Cut(name, "_")
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		t.Fatalf("two migrations share an id: %v", ids)
+	}
+	return ids
+}
+
+func migrationFiles(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".up.sql") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// appliedNames are the ids bun recorded as applied, in order.
+func appliedNames(t *testing.T, bdb *bun.DB) []string {
+	t.Helper()
+	var ids []string
+	if err := bdb.NewSelect().Table("bun_migrations").Column("name").Order("name").Scan(context.Background(), &ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}

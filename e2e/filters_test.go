@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// TestStateFiltersAndWhereARowWent: the state filters are links with counts; in the Proposed
+// view, Enable replaces the row with a note saying where it went, focused, with a link that
+// shows it under Enabled, and the counts follow.
+func TestStateFiltersAndWhereARowWent(t *testing.T) {
+	t.Parallel()
+	j := startTaskJourney(t, "5m")
+	tb := j.tb
+	filters := tb.Page.Locator("#tool-filters")
+	count := func(state string) string { return `[data-state-filter="` + state + `"] .n` }
+
+	check(t, filters.Locator(`[data-state-filter="proposed"]`).Click(), "show the proposals")
+	check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexpOf(`/tools\?state=proposed$`)), "the filter is in the address")
+	check(t, tb.Expect.Locator(filters.Locator(`[aria-current="page"]`)).ToContainText("Proposed"), "the current filter is marked")
+	check(t, tb.Expect.Locator(tb.Page.Locator("#tool-list [data-state]")).ToHaveCount(2), "only the two proposals")
+
+	check(t, button(row(tb, j.list.ID), "Enable").Click(), "enable list_tasks")
+	moved := tb.Page.Locator("#moved-" + itoa(j.list.ID))
+	check(t, tb.Expect.Locator(moved).ToContainText("tasks_list_tasks: Enabled. It is now under Enabled."), "the note says where the row went")
+	check(t, tb.Expect.Locator(moved.Locator(".feedback")).ToBeFocused(), "focus is on the note")
+	check(t, tb.Expect.Locator(row(tb, j.list.ID)).ToHaveCount(0), "the row left the Proposed view")
+	check(t, tb.Expect.Locator(filters.Locator(count("enabled"))).ToHaveText("1"), "the Enabled count follows")
+	check(t, tb.Expect.Locator(filters.Locator(count("proposed"))).ToHaveText("1"), "the Proposed count follows")
+	tb.Screenshot("moved")
+
+	link := moved.GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "Enabled", Exact: playwright.Bool(true)})
+	check(t, link.Click(), "follow the note")
+	check(t, tb.Expect.Locator(row(tb, j.list.ID)).ToHaveAttribute("data-state", "enabled"), "the row is under Enabled")
+	check(t, tb.Expect.Locator(tb.Page.Locator(`#tool-list [data-state="proposed"]`)).ToHaveCount(0), "and nothing else")
+	waitTool(t, j.m, "tasks_list_tasks", "enabled")
+}

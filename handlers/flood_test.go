@@ -1,0 +1,202 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"maven/app/auth/authtest"
+)
+
+// The attacks of issue 10, items 4 and 5, over real HTTP: anonymous clients flood the endpoints
+// anyone can reach, each request without a cookie and, through the trusted proxy's
+// X-Forwarded-For, from an address of its own (or all from one). The owner's ceremonies must come
+// through untouched, and the flood must leave nothing in the database.
+
+// floodSources names the address of the i-th request of a flood: each its own /64.
+func floodSources(i int) string { return fmt.Sprintf("2001:db8:%x:%x::1", i>>16, i&0xffff) }
+
+// oneSource sends every request of a flood from one address.
+func oneSource(int) string { return "203.0.113.7" }
+
+// flood sends n cookieless POSTs with body to path over real HTTP from 8 workers, the i-th from
+// source(i), and counts the answers by status.
+func flood(t *testing.T, f *fixture, path, body string, n int, source func(int) string) map[int]int {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[int]int{}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				req, err := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req.Host = testHost
+				req.Header.Set("Content-Type", contentTypeOf(body))
+				req.Header.Set("Accept", "application/json")
+				req.Header.Set("Origin", testOrigin)
+				req.Header.Set("Sec-Fetch-Site", "same-origin")
+				req.Header.Set("X-Forwarded-For", source(i))
+				res, err := noRedirects.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				mu.Lock()
+				counts[res.StatusCode]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return counts
+}
+
+func contentTypeOf(body string) string {
+	if strings.HasPrefix(body, "{") {
+		return "application/json"
+	}
+	return "application/x-www-form-urlencoded"
+}
+
+// TestOwnerStepUpSurvivesAnonymousFlood: 1,100 cookieless sign-ins from 1,100 addresses — more
+// than the 1,024 anonymous ceremonies Maven holds — while the owner steps up, over and over, and
+// in a second tab has one step-up begun before the flood and finished after it. Every step-up
+// succeeds.
+func TestOwnerStepUpSurvivesAnonymousFlood(t *testing.T) {
+	f := newFixture(t)
+	f.listen()
+	a := authtest.New(testOrigin)
+	b := f.signUp(a)
+	tool := f.propose("restart_router")
+
+	tab := f.browser()
+	mustOK(t, "login in a second tab", tab.login(a))
+	held := tab.beginStepUp(enableOf(tool)) // spans the whole flood
+	done := make(chan map[int]int)
+	go func() { done <- flood(t, f, "/login/begin", "{}", 1100, floodSources) }()
+	attempts, ok := 0, 0
+	var counts map[int]int
+	for counts == nil {
+		attempts++
+		if _, r := b.stepUp(a, enableOf(tool)); r.Code == http.StatusOK {
+			ok++
+		} else {
+			t.Errorf("step-up %d during the flood: %d %s", attempts, r.Code, r.Body.String())
+		}
+		select {
+		case counts = <-done:
+		default:
+		}
+	}
+	cred, err := a.Get(held.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts++
+	if r := tab.postJSON("/step-up/finish", map[string]any{"credential": jsonRaw(cred)}, nil); r.Code == http.StatusOK {
+		ok++
+	} else {
+		t.Errorf("the step-up begun before the flood: %d %s", r.Code, r.Body.String())
+	}
+	t.Logf("owner step-ups during a 1,100-request flood of POST /login/begin: %d of %d succeeded (%.0f %%); flood answers %v",
+		ok, attempts, 100*float64(ok)/float64(attempts), counts)
+	if counts[http.StatusServiceUnavailable] == 0 || counts[http.StatusOK] > 1024 {
+		t.Errorf("the flood %v never filled the anonymous share: it proves nothing", counts)
+	}
+	mustOK(t, "enable with the last step-up", b.enable(tool))
+}
+
+// TestPhoneUnlockSurvivesAnonymousFlood: the daemon is locked; the phone begins its unlock;
+// 1,100 cookieless unlock begins arrive from 1,100 addresses, then 1,100 more from one; the
+// phone's gesture still unlocks, and a phone that begins only now gets through too.
+func TestPhoneUnlockSurvivesAnonymousFlood(t *testing.T) {
+	f := newVaultFixture(t, "")
+	a := authtest.New(testOrigin)
+	f.setUp(a)
+	f.boot() // a restart: locked
+	f.listen()
+	phone := f.browser()
+	var begin beginAnswer
+	mustOK(t, "unlock begin", phone.postJSON("/unlock/begin", map[string]any{}, &begin))
+
+	many := flood(t, f, "/unlock/begin", "{}", 1100, floodSources)
+	one := flood(t, f, "/unlock/begin", "{}", 1100, oneSource)
+	t.Logf("unlock begins from 1,100 addresses: %v; from one address: %v", many, one)
+	if many[http.StatusServiceUnavailable] == 0 {
+		t.Errorf("the flood %v never filled the anonymous share", many)
+	}
+	if one[http.StatusTooManyRequests] < 1100-20 {
+		t.Errorf("one address got %v: its budget is a few begins", one)
+	}
+
+	cred, err := a.Get(begin.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans unlockAnswer
+	if r := phone.postJSON("/unlock/finish", map[string]any{"credential": jsonRaw(cred)}, &ans); r.Code != http.StatusOK || !ans.OK {
+		t.Fatalf("the phone's unlock after the flood: %d %+v", r.Code, ans)
+	}
+	if f.gate.Locked() {
+		t.Fatal("still locked")
+	}
+}
+
+// TestAnonymousPostsStoreNoSession: 2,000 cookieless POSTs to every endpoint anyone can reach,
+// from 2,000 addresses, write no session row; the owner's sign-in writes one.
+func TestAnonymousPostsStoreNoSession(t *testing.T) {
+	f := newFixture(t)
+	f.listen()
+	a := authtest.New(testOrigin)
+	f.signUp(a)
+	before := sessionRows(t, f)
+	posts := []struct{ path, body string }{
+		{"/login/begin", "{}"}, {"/login/finish", `{"credential":{}}`}, {"/setup/begin", `{"token":"nope"}`},
+		{"/setup/finish", `{"credential":{}}`}, {"/unlock/begin", "{}"}, {"/unlock/finish", `{"credential":{}}`},
+		{"/unlock/recovery", "code=nope"}, {"/logout", ""}, {"/lock", ""}, {"/step-up/begin", "{}"},
+		{"/tools/1/enable", "fingerprint=x"}, {"/login/begin", "not json"},
+	}
+	per := 2000 / len(posts)
+	total := map[int]int{}
+	for i, p := range posts {
+		n := per
+		if i == len(posts)-1 {
+			n = 2000 - per*(len(posts)-1)
+		}
+		offset := i * per
+		for status, c := range flood(t, f, p.path, p.body, n, func(j int) string { return floodSources(offset + j) }) {
+			total[status] += c
+		}
+	}
+	after := sessionRows(t, f)
+	t.Logf("session rows written by 2,000 anonymous POSTs: %d (answers %v)", after-before, total)
+	if after != before {
+		t.Fatalf("anonymous POSTs wrote %d session rows", after-before)
+	}
+	// The owner's normal path: a sign-in is a session.
+	mustOK(t, "login", f.browser().login(a))
+	if got := sessionRows(t, f); got != after+1 {
+		t.Fatalf("a sign-in wrote %d session rows, want 1", got-after)
+	}
+}
+
+func sessionRows(t *testing.T, f *fixture) int {
+	t.Helper()
+	var n int
+	if err := f.db.QueryRowContext(t.Context(), "SELECT count(*) FROM sessions").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
