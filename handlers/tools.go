@@ -139,6 +139,10 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
+	guides, err := s.guidesOf(ctx, rows)
+	if err != nil {
+		return views.ToolList{}, err
+	}
 	for _, t := range rows {
 		title := groupTitle(t)
 		if n := len(list.Groups); n == 0 || list.Groups[n-1].Title != title {
@@ -146,7 +150,9 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		}
 		g := &list.Groups[len(list.Groups)-1]
 		row := s.toolRow(t)
+		s.addVoice(&row, t, guides[t.ID])
 		list.Selectable = list.Selectable || row.CanEnable
+		list.Phrasable = list.Phrasable || row.Voice.Phrasable
 		g.Rows = append(g.Rows, row)
 	}
 	list.Pager = views.Pager{Page: page, Pages: pages, From: filter.Offset + 1, To: filter.Offset + len(rows)}
