@@ -61,6 +61,7 @@ func (s *server) addVoice(row *views.ToolRow, t allowlist.Tool, g voice.Guide) {
 	if v.Phrasable {
 		v.Phrases = strings.Join(g.Phrases, "\n")
 		v.Rows = boxRows(v.Phrases)
+		v.Slots = slots(t)
 	}
 	row.Voice = v
 }
@@ -72,6 +73,21 @@ func capitalized(s string) string {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// slots are the properties of t's input schema a phrase can fill, as "{name}".
+func slots(t allowlist.Tool) []views.Text {
+	schema, err := phrases.ReadSchema(t.InputSchema)
+	if err != nil {
+		return nil
+	}
+	var out []views.Text
+	for _, name := range schema.Names {
+		if schema.Props[name].Fillable() {
+			out = append(out, text("{"+name+"}"))
+		}
+	}
+	return out
 }
 
 // takesPhrases is phrases.ErrNotPhrasable's rule, for the page: only an enabled MCP row with a

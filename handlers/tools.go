@@ -152,7 +152,6 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		row := s.toolRow(t)
 		s.addVoice(&row, t, guides[t.ID])
 		list.Selectable = list.Selectable || row.CanEnable
-		list.Phrasable = list.Phrasable || row.Voice.Phrasable
 		g.Rows = append(g.Rows, row)
 	}
 	list.Pager = views.Pager{Page: page, Pages: pages, From: filter.Offset + 1, To: filter.Offset + len(rows)}

@@ -69,8 +69,6 @@ type ToolList struct {
 	Selectable bool
 	// Result is what a batch approval did, shown beside its button.
 	Result *BatchResult
-	// Phrasable: some row on this page has a phrases box, so the list says how to write them.
-	Phrasable bool
 }
 
 // Filters are the state filter's links; OOB renders them for an out-of-band swap, when an
@@ -176,6 +174,8 @@ type Voice struct {
 	Phrasable bool
 	Phrases   string
 	Rows      int
+	// Slots are the properties a phrase can fill, as "{name}", for the box's hint.
+	Slots []Text
 	// Unsaved is what the owner sent to a row that no longer takes phrases: kept on the page.
 	Unsaved Text
 	// LineErrors are the lines that could not be used; Status what the last save did, and
