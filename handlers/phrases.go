@@ -108,18 +108,7 @@ func boxRows(text string) int {
 // it all again: this only spares the owner a passkey gesture for nothing.
 func (s *server) phrasesSaveable(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		id, err := idParam(r)
-		if err != nil {
-			return err
-		}
-		if err := readForm(w, r, maxPhrasesForm); err != nil {
-			return err
-		}
-		shown := r.PostForm.Get("fingerprint")
-		if shown == "" {
-			return fmt.Errorf("%w: phrases without the fingerprint shown", errBadRequest)
-		}
-		t, err := s.tools.Get(r.Context(), id)
+		t, shown, err := s.shownRow(w, r, maxPhrasesForm)
 		if err != nil {
 			return err
 		}

@@ -16,18 +16,7 @@ import (
 // EnableTool checks again, in its transaction: this only spares the owner a gesture.
 func (s *server) toolAsShown(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		id, err := idParam(r)
-		if err != nil {
-			return err
-		}
-		if err := readForm(w, r, maxJSONBody); err != nil {
-			return err
-		}
-		shown := r.PostForm.Get("fingerprint")
-		if shown == "" {
-			return fmt.Errorf("%w: enable without the fingerprint shown", errBadRequest)
-		}
-		t, err := s.tools.Get(r.Context(), id)
+		t, shown, err := s.shownRow(w, r, maxJSONBody)
 		if err != nil {
 			return err
 		}
@@ -38,6 +27,25 @@ func (s *server) toolAsShown(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 		return nil
 	})
+}
+
+// shownRow reads an action on the route's row as the owner's page showed it: the row as it is
+// now, and the fingerprint the page rendered of it (the form field "fingerprint", reading at
+// most limit bytes of form).
+func (s *server) shownRow(w http.ResponseWriter, r *http.Request, limit int64) (allowlist.Tool, string, error) {
+	id, err := idParam(r)
+	if err != nil {
+		return allowlist.Tool{}, "", err
+	}
+	if err := readForm(w, r, limit); err != nil {
+		return allowlist.Tool{}, "", err
+	}
+	shown := r.PostForm.Get("fingerprint")
+	if shown == "" {
+		return allowlist.Tool{}, "", fmt.Errorf("%w: %s without the fingerprint shown", errBadRequest, r.URL.Path)
+	}
+	t, err := s.tools.Get(r.Context(), id)
+	return t, shown, err
 }
 
 // toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly
