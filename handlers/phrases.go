@@ -168,7 +168,7 @@ func (s *server) toolPhrasesPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	row.Voice.Status = "Phrases saved."
 	if len(saved.Lines) == 0 {
-		row.Voice.Status = "Phrases cleared: voice fills this tool’s arguments only by the rule for one spoken argument."
+		row.Voice.Status = "Phrases cleared."
 	}
 	s.log.Info("phrases saved from the web", "tool", id, "phrases", len(saved.Lines), "by", proofFrom(ctx).Owner())
 	s.renderPartial(w, r, http.StatusOK, views.PartialToolRow, row)
@@ -219,6 +219,7 @@ func (s *server) phrasesRefused(w http.ResponseWriter, r *http.Request, t allowl
 		status = http.StatusConflict
 		row.Status = fmt.Sprintf("Phrases not saved: only an enabled MCP tool takes phrases, and this one is %s now.", strings.ToLower(stateLabel(t.State)))
 	case changed != nil:
+		// The row says what changed, and that nothing was saved.
 	default:
 		return err
 	}

@@ -245,6 +245,14 @@ func TestBadPhraseLinesAreNamedBeforeThePasskey(t *testing.T) {
 		t.Fatalf("bad lines saved %q", got)
 	}
 
+	// Without htmx (a plain form post) the error page says the same, in general.
+	plain := b.do(http.MethodPost, "/tools/"+itoa(tool.ID)+"/phrases",
+		strings.NewReader(url.Values{"fingerprint": {tool.ApprovalDigest()}, "phrases": {sent}}.Encode()),
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
+	if plain.Code != http.StatusUnprocessableEntity || !strings.Contains(plain.Body.String(), "Some of the phrases cannot be used") {
+		t.Fatalf("bad lines from a plain form: %d %s", plain.Code, plain.Body.String())
+	}
+
 	many := strings.Repeat("add {a} and {b}\n", 21)
 	res = b.savePhrases(tool, many)
 	if text := body(t, res); res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(text, "at most 20 phrases") || textareaOf(t, text) != many {
