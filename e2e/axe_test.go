@@ -10,8 +10,9 @@ import (
 
 // TestEveryPagePassesAxe runs axe-core on every page, at 1280 px and at 390 px on a phone, in
 // light and in dark mode: setup, sign-in, the address refusal, /tools with proposals, enabled
-// rows, a diff, a server and the batch bar, /passkeys, /secrets (with a missing secret and a
-// new recovery code), an error page, and /unlock while locked. No serious or critical
+// rows, a diff, a server and the batch bar, a phrase refused line by line, /passkeys,
+// /activity (and a filter it refused), /secrets (with a missing secret and a new recovery
+// code), an error page, and /unlock while locked. No serious or critical
 // violation is allowed.
 func TestEveryPagePassesAxe(t *testing.T) {
 	t.Parallel()
@@ -48,11 +49,19 @@ func TestEveryPagePassesAxe(t *testing.T) {
 		tb.Goto(m.URL("/tools"))
 		check(t, tb.Expect.Locator(tb.Page.Locator(`[data-server="tasks"]`)).ToHaveAttribute("data-state", "connected"), "the server on the card")
 		checkAxe(t, tb, dev.name+" tools")
+		badPhrase(t, tb, list.ID)
+		checkAxe(t, tb, dev.name+" tools with a phrase refused")
 		check(t, tb.Page.Locator(`#tool-filters [data-state-filter="enabled"]`).Click(), "filter")
 		check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexpOf(`state=enabled`)), "filtered")
 		checkAxe(t, tb, dev.name+" tools filtered")
 		tb.Goto(m.URL("/passkeys"))
 		checkAxe(t, tb, dev.name+" passkeys")
+		if _, err := tb.Page.Goto(m.URL("/activity?outcome=no_match&day=not-a-day")); err != nil {
+			t.Fatalf("open /activity with a bad day: %v", err)
+		}
+		checkAxe(t, tb, dev.name+" activity, a filter refused")
+		tb.Goto(m.URL("/activity"))
+		checkAxe(t, tb, dev.name+" activity")
 		tb.Goto(m.URL("/secrets"))
 		check(t, tb.Page.Locator("details.confirm summary").First().Click(), "open a delete confirmation")
 		checkAxe(t, tb, dev.name+" secrets")

@@ -6,9 +6,10 @@ import (
 	"maven/app/mcp/mcptest"
 )
 
-// TestDarkMode: with the system in dark mode, /tools (servers card, proposals, an enabled row,
-// a redefinition's diff, the batch bar) and /secrets are dark, legible and pass axe, at 1280 px
-// and at 390 px; the screenshots are saved for a person to look at.
+// TestDarkMode: with the system in dark mode, /tools (servers card, proposals, an enabled row
+// with phrases and a line refused, a redefinition's diff, the batch bar), /secrets and
+// /activity are dark, legible and pass axe, at 1280 px and at 390 px; the screenshots are saved
+// for a person to look at.
 func TestDarkMode(t *testing.T) {
 	t.Parallel()
 	mcpServer := startScripted(t,
@@ -26,6 +27,7 @@ func TestDarkMode(t *testing.T) {
 		check(t, button(row(tb, id), "Enable").Click(), "enable")
 		check(t, tb.Expect.Locator(row(tb, id)).ToHaveAttribute("data-state", "enabled"), "enabled")
 	}
+	savePhrases(t, tb, list.ID, "list my tasks")
 	mcpServer.Redefine(mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks by title, and archives what it finds."})
 	waitTool(t, m, search.Name, "proposed")
 
@@ -36,6 +38,7 @@ func TestDarkMode(t *testing.T) {
 		}
 		tab.Goto(m.URL("/tools"))
 		check(t, tab.Expect.Locator(row(tab, search.ID).Locator(".diff")).ToBeVisible(), "the diff")
+		badPhrase(t, tab, list.ID)
 		var bg struct {
 			R, G, B int
 		}
@@ -51,5 +54,8 @@ func TestDarkMode(t *testing.T) {
 		tab.Goto(m.URL("/secrets"))
 		tab.Screenshot("secrets-dark-" + width)
 		checkAxe(t, tab, "secrets in dark mode")
+		tab.Goto(m.URL("/activity"))
+		tab.Screenshot("activity-dark-" + width)
+		checkAxe(t, tab, "activity in dark mode")
 	}
 }

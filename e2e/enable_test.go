@@ -34,8 +34,8 @@ func TestEnableWithStepUp(t *testing.T) {
 	check(t, tb.Expect.Locator(row(tb, db["tasks_delete_task"].ID)).ToHaveAttribute("data-state", "proposed"), "the other row stays proposed")
 	// Without a reload, the row stays where it was and says what was done, and the counts agree.
 	enabledRow := row(tb, db["tasks_list_tasks"].ID)
-	check(t, tb.Expect.Locator(enabledRow.Locator(".feedback")).ToHaveText("Enabled."), "the row says it was enabled")
-	check(t, tb.Expect.Locator(enabledRow.Locator(".feedback")).ToBeFocused(), "focus stays on the row")
+	check(t, tb.Expect.Locator(enabledRow.Locator(".tool-line .feedback")).ToHaveText("Enabled."), "the row says it was enabled")
+	check(t, tb.Expect.Locator(enabledRow.Locator(".tool-line .feedback")).ToBeFocused(), "focus stays on the row")
 	check(t, tb.Expect.Locator(tb.Page.Locator(`#tool-filters [data-state-filter="enabled"] .n`)).ToHaveText("1"), "enabled count follows")
 	check(t, tb.Expect.Locator(tb.Page.Locator(`#tool-filters [data-state-filter="proposed"] .n`)).ToHaveText("1"), "proposed count follows")
 

@@ -113,11 +113,18 @@ type device struct {
 	mobile        bool // meta viewport, touch events
 	scale         float64
 	dark          bool // prefers-color-scheme: dark
+	noScript      bool // JavaScript off: what works without htmx and maven.js
 }
 
 // inDark is the same device with the system set to dark mode.
 func (d device) inDark() device {
 	d.dark, d.name = true, d.name+"-dark"
+	return d
+}
+
+// withoutScript is the same device with JavaScript turned off.
+func (d device) withoutScript() device {
+	d.noScript, d.name = true, d.name+"-noscript"
 	return d
 }
 
@@ -157,6 +164,7 @@ func newBrowser(t *testing.T, dev ...device) *tab {
 		HasTouch:          playwright.Bool(d.mobile),
 		DeviceScaleFactor: playwright.Float(d.scale),
 		ColorScheme:       colorScheme(d.dark),
+		JavaScriptEnabled: playwright.Bool(!d.noScript),
 	})
 	if err != nil {
 		t.Fatalf("new browser context: %v", err)

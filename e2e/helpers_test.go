@@ -5,12 +5,14 @@ package e2e
 // from the page with fetch. Every wait polls a condition under a deadline; nothing sleeps.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -377,4 +379,72 @@ func startTaskJourney(t *testing.T, stepUpWindow string) taskJourney {
 	j.del = waitTool(t, j.m, "tasks_delete_task", "proposed")
 	j.tb.Goto(j.m.URL("/tools"))
 	return j
+}
+
+// ---------------------------------------------------------------------------------------------
+// The voice front end
+
+// voiceReply is what POST /voice answers.
+type voiceReply struct {
+	Speech  string `json:"speech"`
+	Outcome string `json:"outcome"`
+	Tool    string `json:"tool"`
+}
+
+// voiceToken issues a new voice token with `maven voice-token --rotate`.
+func voiceToken(t *testing.T, m *mavenProc) string {
+	t.Helper()
+	return strings.TrimSpace(m.CLI("voice-token", "--rotate"))
+}
+
+// say posts an utterance to the daemon's webhook as a voice front end does.
+func say(t *testing.T, m *mavenProc, token, text string) voiceReply {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"conversation_id": "e2e", "text": text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, m.URL("/voice"), bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatalf("POST /voice %q: %v", text, err)
+	}
+	defer res.Body.Close()
+	var reply voiceReply
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("POST /voice %q: HTTP %d", text, res.StatusCode)
+	}
+	if err := json.NewDecoder(res.Body).Decode(&reply); err != nil {
+		t.Fatalf("POST /voice %q: %v", text, err)
+	}
+	return reply
+}
+
+// waitForTurn waits until the activity feed holds a voice turn with these words: the feed is
+// written shortly after each reply.
+func waitForTurn(t *testing.T, m *mavenProc, utterance string) {
+	t.Helper()
+	waitFor(t, pollTimeout, fmt.Sprintf("the turn %q in the activity feed", utterance), func() bool {
+		var entries []struct {
+			Action string          `json:"action"`
+			Detail json.RawMessage `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(m.CLI("events", "--json")), &entries); err != nil {
+			t.Fatalf("maven events --json: %v", err)
+		}
+		for _, e := range entries {
+			var d struct {
+				Utterance string `json:"utterance"`
+			}
+			if e.Action == "voice_turn" && json.Unmarshal(e.Detail, &d) == nil && d.Utterance == utterance {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -47,6 +47,9 @@ func TestToolsPageScreenshots(t *testing.T) {
 		check(t, button(row(tb, id), "Enable").Click(), "click Enable")
 		check(t, tb.Expect.Locator(row(tb, id)).ToHaveAttribute("data-state", "enabled"), "row enabled")
 	}
+	// Both get phrases; search_tasks's are voided below by its redefinition.
+	savePhrases(t, tb, list.ID, "list (tasks | my tasks) [in {project}]")
+	savePhrases(t, tb, search.ID, "search tasks for {query}")
 	check(t, button(row(tb, del.ID), "Reject").Click(), "click Reject")
 	check(t, tb.Expect.Locator(row(tb, del.ID)).ToHaveAttribute("data-state", "disabled"), "row disabled")
 
@@ -58,6 +61,8 @@ func TestToolsPageScreenshots(t *testing.T) {
 	tb.Goto(m.URL("/tools"))
 	check(t, tb.Expect.Locator(row(tb, search.ID).Locator(".diff")).ToBeVisible(), "the diff of the redefinition")
 	check(t, tb.Expect.Locator(tb.Page.Locator(`#mcp-servers [data-server="tasks"]`)).ToHaveAttribute("data-state", "connected"), "server connected")
+	check(t, tb.Expect.Locator(row(tb, search.ID).Locator(".warning")).ToContainText("phrases were for the earlier shape"), "the void phrases")
+	badPhrase(t, tb, list.ID)
 	openSchemas(t, tb)
 	tb.Screenshot("tools-desktop")
 	assertNoSidewaysOverflow(t, tb, desktop.width)
@@ -74,6 +79,7 @@ func TestToolsPageScreenshots(t *testing.T) {
 	small.Goto(m.URL("/tools"))
 	check(t, small.Expect.Page(small.Page).ToHaveURL(toolsURL), "the phone is signed in on /tools")
 	check(t, small.Expect.Locator(row(small, search.ID).Locator(".diff")).ToBeVisible(), "the diff on the phone")
+	badPhrase(t, small, list.ID)
 	openSchemas(t, small)
 	small.Screenshot("tools-390")
 	assertNoSidewaysOverflow(t, small, phone.width)
@@ -109,4 +115,26 @@ func assertNoSidewaysOverflow(t *testing.T, tb *tab, width int) {
 	if got.ScrollWidth > width {
 		t.Errorf("at %d px the page is %d px wide; elements past the edge: %q", width, got.ScrollWidth, got.Wide)
 	}
+}
+
+// savePhrases writes phrases into row id's box and saves them (one passkey gesture).
+func savePhrases(t *testing.T, tb *tab, id int64, text string) {
+	t.Helper()
+	r := row(tb, id)
+	check(t, r.Locator(`textarea[name="phrases"]`).Fill(text), "write phrases")
+	check(t, button(r, "Save phrases").Click(), "click Save phrases")
+	check(t, tb.Expect.Locator(r.Locator(".phrases-feedback")).ToHaveText("Phrases saved."), "phrases saved")
+}
+
+// badPhrase adds a line that cannot be used to row id's phrases and tries to save them: the
+// line is named beside the box.
+func badPhrase(t *testing.T, tb *tab, id int64) {
+	t.Helper()
+	r := row(tb, id)
+	box := r.Locator(`textarea[name="phrases"]`)
+	text, err := box.InputValue()
+	check(t, err, "read the box")
+	check(t, box.Fill(text+"\nshow {projects} please"), "add a bad line")
+	check(t, button(r, "Save phrases").Click(), "click Save phrases")
+	check(t, tb.Expect.Locator(r.Locator(".line-errors")).ToContainText("Line 2"), "the bad line named")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth/authtest"
 )
@@ -82,5 +83,36 @@ func BenchmarkToolsSearchNoMatch5000(b *testing.B) {
 		if r := br.htmx(http.MethodGet, "/tools?q=nothing-like-this", nil); r.Code != http.StatusOK {
 			b.Fatal(r.Code)
 		}
+	}
+}
+
+// BenchmarkActivityPage10000 renders the first page of /activity over a feed of 10,000 voice
+// turns, and the same filtered to a rare outcome (one turn in 100).
+func BenchmarkActivityPage10000(b *testing.B) {
+	f := newFixture(b)
+	br := f.signUp(authtest.New(testOrigin))
+	events := make([]activity.Event, 0, 10000)
+	for i := range 10000 {
+		outcome := "ran"
+		if i%100 == 0 {
+			outcome = "no_match"
+		}
+		events = append(events, turn(f.clock.Now(), outcome, "calc_add", fmt.Sprintf("add %d and 1", i), map[string]any{"a": i, "b": 1}))
+	}
+	if err := f.feed.Append(b.Context(), events...); err != nil {
+		b.Fatal(err)
+	}
+	for _, path := range []string{"/activity", "/activity?outcome=no_match"} {
+		b.Run(path, func(b *testing.B) {
+			if r := br.get(path); r.Code != http.StatusOK || strings.Count(r.Body.String(), `<li class="entry`) != 50 {
+				b.Fatalf("%s: %d", path, r.Code)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := br.get(path); r.Code != http.StatusOK {
+					b.Fatal(r.Code)
+				}
+			}
+		})
 	}
 }

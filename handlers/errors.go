@@ -12,6 +12,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/phrases"
 	"maven/app/vault"
 	"maven/views"
 )
@@ -97,6 +98,12 @@ func classify(err error) problem {
 		return problem{http.StatusConflict, "This tool changed since the page showed it, so nothing was enabled. Reload the page to see what it declares now.", info}
 	case errors.Is(err, allowlist.ErrNotFound):
 		return problem{http.StatusNotFound, "That tool does not exist.", info}
+	case errors.As(err, new(*phrases.Error)):
+		return problem{http.StatusUnprocessableEntity, "Some of the phrases cannot be used, so none were saved. The tools page names each line.", info}
+	case errors.Is(err, phrases.ErrTooMany):
+		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("A tool takes at most %d phrases; none were saved.", phrases.MaxLines), info}
+	case errors.Is(err, phrases.ErrNotPhrasable):
+		return problem{http.StatusConflict, "Only an enabled MCP tool takes phrases; none were saved.", info}
 	case errors.Is(err, approval.ErrNotFound):
 		return problem{http.StatusNotFound, "That command line does not exist.", info}
 	case errors.Is(err, auth.ErrPasskeyNotFound):

@@ -22,6 +22,7 @@ import (
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/uptrace/bun"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
@@ -29,6 +30,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/phrases"
 	"maven/app/vault"
 	"maven/app/voice"
 	"maven/db"
@@ -108,6 +110,10 @@ type fixture struct {
 	db    *bun.DB
 	dir   string
 	tools *allowlist.Service
+	// book is the owner's phrases, feed the activity feed, voice the guides /tools shows.
+	book  *phrases.Service
+	feed  *activity.Log
+	voice *voice.Service
 	auth  *auth.Service
 	gate  *vault.Gate
 	clock *clock
@@ -141,6 +147,13 @@ type echoTurner struct{}
 
 func (echoTurner) Turn(_ context.Context, req voice.Request) voice.Reply {
 	return voice.Reply{Speech: req.Text, Outcome: voice.OutcomeNoMatch}
+}
+
+// noAllowTools reads rows for rule 15 as a server with no allow_tools list would.
+type noAllowTools struct{}
+
+func (noAllowTools) Positional(row allowlist.Tool) mcp.Positional {
+	return mcp.NewPositional(row, false)
 }
 
 // trustedProxy is the proxy the app believes about where a request comes from: over real HTTP
@@ -251,6 +264,11 @@ func (f *fixture) boot() {
 	}
 	gate.OnLock(owner.ForgetStepUps)
 	f.commands = approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
+	f.book = phrases.NewService(db.NewPhrasesStore(f.db), f.tools, f.clock.Now)
+	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
+	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
+		voice.Options{Now: f.clock.Now, Logger: logger})
+	t.Cleanup(f.voice.Close)
 	h, err := handlers.Routes(handlers.Deps{
 		Logger:   logger,
 		Vault:    gate,
@@ -266,6 +284,7 @@ func (f *fixture) boot() {
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
+		Guides: f.voice, Phrases: f.book, Activity: f.feed,
 		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).

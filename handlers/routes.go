@@ -15,12 +15,15 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"golang.org/x/time/rate"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/phrases"
 	"maven/app/vault"
+	"maven/app/voice"
 	"maven/views"
 )
 
@@ -58,6 +61,24 @@ type ServerCommands interface {
 	Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error)
 }
 
+// PhraseBook saves the owner's phrases of enabled MCP rows (*phrases.Service).
+type PhraseBook interface {
+	// Save needs a step-up for auth.ActionSetPhrases on id, naming the fingerprint the page
+	// showed; it fails as phrases.Service.Save does, and then saves nothing.
+	Save(ctx context.Context, id int64, text string, proof auth.StepUp) (phrases.Saved, error)
+}
+
+// VoiceGuides say how voice reaches each row, and what its saved phrases are (*voice.Service).
+type VoiceGuides interface {
+	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
+}
+
+// ActivityFeed reads the activity feed (*activity.Log).
+type ActivityFeed interface {
+	// Query fails with activity.ErrBadFilter for a filter that selects nothing sensible.
+	Query(ctx context.Context, f activity.Filter) (activity.Page, error)
+}
+
 // ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
 type ServerWaker interface {
 	Wake(server string)
@@ -82,6 +103,11 @@ type Deps struct {
 	// leaves the webhook out.
 	Voice       VoiceTurner
 	VoiceTokens TokenChecker
+	// Guides and Phrases give enabled rows how to say them and their phrases box; Activity is
+	// the feed /activity shows. Each may be nil: no such line, box or page.
+	Guides   VoiceGuides
+	Phrases  PhraseBook
+	Activity ActivityFeed
 	// Metrics, when set, counts requests and serves GET /metrics to holders of a token
 	// MetricsTokens accepts, with MetricsGauges read at each scrape.
 	Metrics       *metrics.Registry
@@ -116,6 +142,9 @@ type server struct {
 	servers  ServerStatuses
 	commands ServerCommands
 	waker    ServerWaker
+	guides   VoiceGuides
+	phrases  PhraseBook
+	activity ActivityFeed
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
@@ -136,10 +165,10 @@ type server struct {
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /secrets, /step-up/*, /lock, and their actions
-//	step-up     enabling a tool (or the several selected), approving a stdio server's command
-//	            line (or several), adding or removing a passkey, setting or deleting a secret, a
-//	            new recovery code
+//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
+//	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
+//	            stdio server's command line (or several), adding or removing a passkey, setting
+//	            or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address.
@@ -149,7 +178,8 @@ func Routes(d Deps) (http.Handler, error) {
 	}
 	s := &server{
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
-		servers: d.Servers, commands: d.Commands, waker: d.Wake, views: d.Views, assets: d.Assets, now: d.Now,
+		servers: d.Servers, commands: d.Commands, waker: d.Wake, guides: d.Guides, phrases: d.Phrases,
+		activity: d.Activity, views: d.Views, assets: d.Assets, now: d.Now,
 		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
 		secretUsers: d.SecretUsers,
 	}
@@ -236,12 +266,19 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
 				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
 				r.Get("/secrets", s.handle(s.secretsPage))
+				if s.activity != nil {
+					r.Get("/activity", s.handle(s.activityPage))
+				}
 
 				// Step-up: the handler runs only with a fresh grant for this very action. A row is
 				// approved as the page showed it; one that changed since is shown again, with
 				// what changed, before any passkey prompt.
 				r.With(s.toolAsShown, s.requireStepUp(asShown(auth.ActionEnableTool))).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
 				r.With(s.requireStepUp(toolsSelected)).Post("/tools/enable", s.handle(s.toolsEnablePost))
+				if s.phrases != nil {
+					// Phrases that cannot be saved are refused, line by line, before the passkey.
+					r.With(s.phrasesSaveable, s.requireStepUp(asShown(auth.ActionSetPhrases))).Post("/tools/{id}/phrases", s.handle(s.toolPhrasesPost))
+				}
 				r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
 				r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))

@@ -51,6 +51,8 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 			return fmt.Sprintf("Confirm with your passkey to enable %s exactly as this page shows it.", list), nil
 		}
 		return fmt.Sprintf("Confirm with your passkey to enable these %d tools exactly as this page shows them: %s.", len(names), list), nil
+	case auth.ActionSetPhrases:
+		return fmt.Sprintf("Confirm with your passkey to save these phrases for %s: voice will fill its arguments with the words you say in them.", list), nil
 	case auth.ActionRemovePasskey:
 		return fmt.Sprintf("Confirm with your passkey to remove the passkey %s.", list), nil
 	case auth.ActionAddServer:
@@ -71,7 +73,7 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 // showed, a passkey, a server; "" for actions on nothing in particular.
 func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Item) (string, error) {
 	switch action {
-	case auth.ActionEnableTool:
+	case auth.ActionEnableTool, auth.ActionSetPhrases:
 		t, err := s.tools.Get(ctx, it.Target)
 		if err != nil {
 			return "", err

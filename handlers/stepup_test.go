@@ -518,6 +518,7 @@ func TestEveryStepUpRouteAsksForItsOwnApproval(t *testing.T) {
 	b := f.signUp(a)
 	b.addPasskey(a, phone, "Phone")
 	tool := f.propose("restart_router")
+	adder := b.enabledMCP(a, "calc", "add", "Adds two numbers.", addSchema)
 	command := f.pendingCommand("notes", "notes-server")
 	f.servers.set(waiting("notes"))
 
@@ -527,6 +528,7 @@ func TestEveryStepUpRouteAsksForItsOwnApproval(t *testing.T) {
 		approval auth.Approval
 	}{
 		{"/tools/" + itoa(tool.ID) + "/enable", url.Values{"fingerprint": {tool.ApprovalDigest()}}, enableOf(tool)},
+		{"/tools/" + itoa(adder.ID) + "/phrases", url.Values{"fingerprint": {adder.ApprovalDigest()}, "phrases": {"add {a} and {b}"}}, phrasesOf(adder)},
 		{"/servers/commands/" + itoa(command) + "/approve", url.Values{}, auth.One(auth.ActionAddServer, command, "")},
 		{"/passkeys/2/remove", url.Values{}, auth.One(auth.ActionRemovePasskey, 2, "")},
 		{"/passkeys/add/begin", nil, auth.One(auth.ActionAddPasskey, 0, "")},
@@ -554,7 +556,7 @@ func TestEveryStepUpRouteAsksForItsOwnApproval(t *testing.T) {
 			}
 		})
 	}
-	if f.state(tool.ID) != allowlist.StateProposed || f.approved("notes") || len(f.waker.list()) != 0 {
+	if f.state(tool.ID) != allowlist.StateProposed || f.approved("notes") || len(f.waker.list()) != 0 || f.savedLines(adder.ID) != nil {
 		t.Fatal("a refused step-up route changed something")
 	}
 	if ps, _ := f.auth.Passkeys(t.Context()); len(ps) != 2 {

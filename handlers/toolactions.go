@@ -16,18 +16,7 @@ import (
 // EnableTool checks again, in its transaction: this only spares the owner a gesture.
 func (s *server) toolAsShown(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		id, err := idParam(r)
-		if err != nil {
-			return err
-		}
-		if err := readForm(w, r, maxJSONBody); err != nil {
-			return err
-		}
-		shown := r.PostForm.Get("fingerprint")
-		if shown == "" {
-			return fmt.Errorf("%w: enable without the fingerprint shown", errBadRequest)
-		}
-		t, err := s.tools.Get(r.Context(), id)
+		t, shown, err := s.shownRow(w, r, maxJSONBody)
 		if err != nil {
 			return err
 		}
@@ -38,6 +27,25 @@ func (s *server) toolAsShown(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 		return nil
 	})
+}
+
+// shownRow reads an action on the route's row as the owner's page showed it: the row as it is
+// now, and the fingerprint the page rendered of it (the form field "fingerprint", reading at
+// most limit bytes of form).
+func (s *server) shownRow(w http.ResponseWriter, r *http.Request, limit int64) (allowlist.Tool, string, error) {
+	id, err := idParam(r)
+	if err != nil {
+		return allowlist.Tool{}, "", err
+	}
+	if err := readForm(w, r, limit); err != nil {
+		return allowlist.Tool{}, "", err
+	}
+	shown := r.PostForm.Get("fingerprint")
+	if shown == "" {
+		return allowlist.Tool{}, "", fmt.Errorf("%w: %s without the fingerprint shown", errBadRequest, r.URL.Path)
+	}
+	t, err := s.tools.Get(r.Context(), id)
+	return t, shown, err
 }
 
 // toolEnablePost enables a row. requireStepUp has already spent the session's grant for exactly
@@ -65,7 +73,7 @@ func (s *server) toolChangedSinceShown(w http.ResponseWriter, r *http.Request, c
 	if !isHTMX(r) {
 		return changed
 	}
-	row, err := s.changedRow(r, changed)
+	row, err := s.changedRow(r, changed, notEnabled)
 	if err != nil {
 		return err
 	}
@@ -73,19 +81,33 @@ func (s *server) toolChangedSinceShown(w http.ResponseWriter, r *http.Request, c
 	return nil
 }
 
+// refusal is what an action refused for a row that changed since the page showed it did not
+// do: the title of the diff, and the warning on the row.
+type refusal struct{ title, warning string }
+
+var (
+	notEnabled = refusal{"Changed since this page showed it: nothing was enabled",
+		"This tool changed after the page showed it, so it was not enabled. Check what it declares now before you enable it."}
+	phrasesNotSaved = refusal{"Changed since this page showed it: the phrases were not saved",
+		"This tool changed after the page showed it, so its phrases were not saved. Check what it declares now; what you wrote is kept."}
+)
+
 // changedRow is the view of a row refused because it changed since the page showed it: the
-// row as it is now and, field by field, what changed since that page.
-func (s *server) changedRow(r *http.Request, changed *allowlist.ShapeChangedError) (views.ToolRow, error) {
-	row := s.toolRow(changed.Tool)
-	row.Diff, row.DiffTitle = nil, "Changed since this page showed it: nothing was enabled"
+// row as it is now, what was not done and, field by field, what changed since that page.
+func (s *server) changedRow(r *http.Request, changed *allowlist.ShapeChangedError, why refusal) (views.ToolRow, error) {
 	seen, err := s.tools.DeclaredWhen(r.Context(), changed.Tool.ID, changed.Shown)
 	if err != nil {
 		return views.ToolRow{}, err
 	}
+	row, err := s.guidedRow(r.Context(), changed.Tool)
+	if err != nil {
+		return views.ToolRow{}, err
+	}
+	row.Diff, row.DiffTitle = nil, why.title
 	if seen != "" {
 		row.Diff = declaredDiff(seen, changed.Tool.Declared)
 	}
-	row.ChangedSinceShown = true
+	row.ChangedSinceShown = why.warning
 	s.log.Info("approval refused: the tool changed since it was shown", "tool", changed.Tool.ID,
 		"shown", changed.Shown, "now", changed.Tool.ApprovalDigest())
 	return row, nil
@@ -131,7 +153,10 @@ func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist
 	change := views.RowChange{Filters: filters}
 	where := stateLabel(t.State)
 	if view.shows(t.State) {
-		row := s.toolRow(t)
+		row, err := s.guidedRow(r.Context(), t)
+		if err != nil {
+			return err
+		}
 		row.Status = did + "."
 		change.Row = &row
 	} else {
@@ -181,7 +206,7 @@ func (s *server) toolsEnablePost(w http.ResponseWriter, r *http.Request) error {
 		case o.Err == nil:
 			result.Enabled = append(result.Enabled, o.Tool.Name)
 		case errors.As(o.Err, &changed):
-			row, err := s.changedRow(r, changed)
+			row, err := s.changedRow(r, changed, notEnabled)
 			if err != nil {
 				return err
 			}

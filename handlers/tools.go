@@ -134,6 +134,10 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
+	guides, err := s.guidesOf(ctx, rows)
+	if err != nil {
+		return views.ToolList{}, err
+	}
 	for _, t := range rows {
 		title := groupTitle(t)
 		if n := len(list.Groups); n == 0 || list.Groups[n-1].Title != title {
@@ -141,6 +145,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		}
 		g := &list.Groups[len(list.Groups)-1]
 		row := s.toolRow(t)
+		s.addVoice(&row, t, guides[t.ID])
 		list.Selectable = list.Selectable || row.CanEnable
 		g.Rows = append(g.Rows, row)
 	}

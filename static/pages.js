@@ -98,8 +98,15 @@
       place.focus();
       return;
     }
-    const message = place.matches('.feedback') ? place : place.querySelector('.feedback');
-    if (message && message.textContent.trim()) message.focus();
+    // Phrases refused line by line: back to the box, which names the lines at fault.
+    const invalid = place.querySelector('textarea[aria-invalid="true"]');
+    if (invalid) {
+      invalid.focus();
+      return;
+    }
+    const message = place.matches('.feedback') ? place
+      : Array.from(place.querySelectorAll('.feedback')).find((m) => m.textContent.trim());
+    if (message) message.focus();
     else {
       const next = place.querySelector('button, summary, a');
       if (next) next.focus();

@@ -4,7 +4,7 @@ package views
 type Page struct {
 	Title    string
 	SignedIn bool
-	Nav      string // the current section: "tools", "passkeys" or "secrets"
+	Nav      string // the current section: "tools", "passkeys", "secrets" or "activity"
 	// Locked hides the links that would only lead back to /unlock.
 	Locked bool
 	// CanLock shows the Lock button: a vault exists and is unlocked.
@@ -142,9 +142,9 @@ type ToolRow struct {
 	Provenance  Text
 	Diff        []FieldDiff // what changed: since the owner approved the row, or since their page showed it
 	DiffTitle   string      // which of the two
-	// ChangedSinceShown marks a row answered to an approval refused because it changed after
-	// the owner's page showed it.
-	ChangedSinceShown bool
+	// ChangedSinceShown, on a row answered to an approval refused because it changed after the
+	// owner's page showed it, says what was not done.
+	ChangedSinceShown string
 	RenameOf          Text
 	Invisible         bool // name, description or schema hold hidden characters
 	Mixed             bool // the name mixes writing systems
@@ -159,6 +159,37 @@ type ToolRow struct {
 	EnabledAt    Time
 	// Status is what the owner's last action on this row did, shown beside its buttons.
 	Status string
+	Voice  Voice
+}
+
+// Voice is what a row says about reaching it by voice (DESIGN.md rules 15 and 15b).
+type Voice struct {
+	// HowToSay: "Say: ‘add {a} and {b}’", "Say: ‘echo ⟨message⟩’", or "voice cannot fill its
+	// arguments: add a phrase"; empty for a row voice does not reach.
+	HowToSay Text
+	// Void says that the saved phrases were for a shape the tool no longer has.
+	Void string
+	// Phrasable rows (enabled MCP tools) have the phrases box: Phrases is its text, the saved
+	// phrases one a line, or what the owner sent when it was refused; Rows its height.
+	Phrasable bool
+	Phrases   string
+	Rows      int
+	// Slots are the properties a phrase can fill, as "{name}", for the box's hint.
+	Slots []Text
+	// Unsaved is what the owner sent to a row that no longer takes phrases: kept on the page.
+	Unsaved Text
+	// LineErrors are the lines that could not be used; Status what the last save did, and
+	// Refused whether it was refused.
+	LineErrors []LineError
+	Status     string
+	Refused    bool
+}
+
+// LineError is one phrase that cannot be used: its line in the box, its text and why.
+type LineError struct {
+	Line    int
+	Text    Text
+	Message Text
 }
 
 // MovedRow stands where a row was after an action moved it out of the filtered view: it says

@@ -26,6 +26,7 @@ const (
 	PageError    = "error"
 	PageUnlock   = "unlock"
 	PageSecrets  = "secrets"
+	PageActivity = "activity"
 	// PageWrongHost refuses a page asked for at an address Maven is not configured for.
 	PageWrongHost = "wrong_host"
 )
@@ -41,6 +42,8 @@ const (
 	PartialFlash       = "shared/_flash"
 	PartialSecrets     = "secrets/_card"
 	PartialRecovery    = "secrets/_recovery"
+	// PartialActivityList is one page of the activity feed (ActivityList).
+	PartialActivityList = "activity/_list"
 )
 
 // Templates are the parsed pages and partials.
@@ -80,12 +83,12 @@ func Parse(asset func(name string) string) (*Templates, error) {
 		}
 		t.pages[path.Base(strings.TrimSuffix(p, ".html"))] = page
 	}
-	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost} {
+	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost, PageActivity} {
 		if t.pages[name] == nil {
 			return nil, fmt.Errorf("views: page %q is missing", name)
 		}
 	}
-	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery} {
+	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery, PartialActivityList} {
 		if base.Lookup(name) == nil {
 			return nil, fmt.Errorf("views: template %q is missing", name)
 		}

@@ -148,8 +148,10 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
 		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, bdb, gate, manager, logger),
 		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
+	// One phrase book: voice rebuilds its index after the saves the pages make.
+	book := phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now)
 	voiceTurns := voice.New(voice.Deps{Rows: tools, Binder: manager, Runner: executor, Lock: d,
-		Phrases: phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now), Activity: d.events}, voice.Options{
+		Phrases: book, Activity: d.events}, voice.Options{
 		UnlockURL: cfg.Origins[0] + "/unlock", WakeWords: cfg.Voice.WakeWords,
 		TurnsPerSecond: cfg.Voice.TurnsPerSecond, Burst: cfg.Voice.Burst, Logger: logger,
 		OnTurn: func(o voice.Outcome) {
@@ -199,6 +201,9 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		Wake:           manager,
 		Voice:          voiceTurns,
 		VoiceTokens:    tokens,
+		Guides:         voiceTurns,
+		Phrases:        book,
+		Activity:       d.events,
 		Metrics:        registry,
 		MetricsTokens:  metricsTokens,
 		MetricsGauges:  d.gauges,

@@ -173,7 +173,54 @@ func TestHomeAssistantTalksToServerEverything(t *testing.T) {
 		t.Fatalf("no match: %q", got)
 	}
 
-	// maven events shows every turn, the one that matched nothing included, newest first.
+	// maven events shows every turn, the one that matched nothing included, newest first. The
+	// feed is written shortly after each reply (in batches), so poll for it.
+	want := []string{
+		"no_match::open the pod bay doors",
+		"help::what can I say",
+		"ran:everything_echo:Good morning!",
+		"ask:everything_echo:echo",
+		"ran:everything_echo:could you please echo hello there",
+		"ran:everything_get_sum:what is twenty three plus 0.5",
+		"ran:everything_get_sum:Hey Maven, add 3 and 4",
+	}
+	var turns []string
+	var sum map[string]any
+	var out string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, turns, sum = voiceTurns(t, data)
+		if strings.Join(turns, "\n") == strings.Join(want, "\n") && hasActions(out, "command_approved", "enabled", "phrases_set", "server_state") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("voice turns, newest first:\n%s\nwant:\n%s\nevents:\n%s", strings.Join(turns, "\n"), strings.Join(want, "\n"), out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sum["a"] != 23.0 || sum["b"] != 0.5 {
+		t.Fatalf("get-sum's recorded arguments: %v", sum)
+	}
+
+	// The text form reads oldest first, and --limit keeps the newest.
+	text, err := maven(t, data, "events", "--limit", "2")
+	if err != nil {
+		t.Fatalf("%v %s", err, text)
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "AT") || !strings.Contains(lines[1], `"what can I say"`) ||
+		!strings.Contains(lines[2], "no_match") || !strings.Contains(lines[2], `"open the pod bay doors"`) {
+		t.Fatalf("maven events --limit 2:\n%s", text)
+	}
+	if out, err := maven(t, data, "events", "--limit", "0"); err == nil {
+		t.Fatalf("--limit 0 was accepted: %s", out)
+	}
+}
+
+// voiceTurns reads `maven events --json`: its output, each voice turn (newest first) as
+// "outcome:tool:utterance", and the arguments of the first get-sum run listed.
+func voiceTurns(t *testing.T, data string) (out string, turns []string, sum map[string]any) {
+	t.Helper()
 	out, err := maven(t, data, "events", "--json", "--since", "1h", "--limit", "500")
 	if err != nil {
 		t.Fatalf("maven events: %v %s", err, out)
@@ -182,8 +229,6 @@ func TestHomeAssistantTalksToServerEverything(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &events); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	var turns []string
-	var sum map[string]any
 	for _, e := range events {
 		if e.Action != activity.ActionVoiceTurn {
 			continue
@@ -200,40 +245,17 @@ func TestHomeAssistantTalksToServerEverything(t *testing.T) {
 			sum, _ = detail["args"].(map[string]any)
 		}
 	}
-	want := []string{
-		"no_match::open the pod bay doors",
-		"help::what can I say",
-		"ran:everything_echo:Good morning!",
-		"ask:everything_echo:echo",
-		"ran:everything_echo:could you please echo hello there",
-		"ran:everything_get_sum:what is twenty three plus 0.5",
-		"ran:everything_get_sum:Hey Maven, add 3 and 4",
-	}
-	if strings.Join(turns, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("voice turns, newest first:\n%s\nwant:\n%s", strings.Join(turns, "\n"), strings.Join(want, "\n"))
-	}
-	if sum["a"] != 23.0 || sum["b"] != 0.5 {
-		t.Fatalf("get-sum's recorded arguments: %v", sum)
-	}
-	for _, action := range []string{"command_approved", "enabled", "phrases_set", "server_state"} {
-		if !strings.Contains(out, `"action": "`+action+`"`) {
-			t.Errorf("no %s event in %s", action, out)
+	return out, turns, sum
+}
+
+// hasActions reports whether `maven events --json` output lists an event of each action.
+func hasActions(out string, actions ...string) bool {
+	for _, a := range actions {
+		if !strings.Contains(out, `"action": "`+a+`"`) {
+			return false
 		}
 	}
-
-	// The text form reads oldest first, and --limit keeps the newest.
-	text, err := maven(t, data, "events", "--limit", "2")
-	if err != nil {
-		t.Fatalf("%v %s", err, text)
-	}
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "AT") || !strings.Contains(lines[1], `"what can I say"`) ||
-		!strings.Contains(lines[2], "no_match") || !strings.Contains(lines[2], `"open the pod bay doors"`) {
-		t.Fatalf("maven events --limit 2:\n%s", text)
-	}
-	if out, err := maven(t, data, "events", "--limit", "0"); err == nil {
-		t.Fatalf("--limit 0 was accepted: %s", out)
-	}
+	return true
 }
 
 // savePhrasesOffline saves a row's phrases with the daemon stopped, as the owner's passkey

@@ -1,0 +1,352 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"maven/app/activity"
+	"maven/app/allowlist"
+	"maven/app/voice"
+	"maven/views"
+)
+
+// activityView is one view of /activity: the filters, and where the page starts.
+type activityView struct {
+	outcome string
+	tool    string
+	day     string    // YYYY-MM-DD, as asked for
+	date    time.Time // that day in the daemon's zone; zero for every day
+	before  int64     // list entries older than this id; 0 for the newest
+}
+
+// outcomeWords is a voice outcome in words, and how it is shown.
+type outcomeWords struct {
+	outcome voice.Outcome
+	label   string
+	tone    string // "ok", "calm" or "trouble"
+}
+
+// voiceOutcomes are the outcomes the filter offers, in the order a turn meets them.
+var voiceOutcomes = []outcomeWords{
+	{voice.OutcomeRan, "ran", "ok"},
+	{voice.OutcomeConfirm, "asked to confirm", "calm"},
+	{voice.OutcomeAsk, "asked for a value", "calm"},
+	{voice.OutcomeCancelled, "cancelled", "calm"},
+	{voice.OutcomeNeedsArgs, "needs arguments", "calm"},
+	{voice.OutcomeNoMatch, "matched nothing", "calm"},
+	{voice.OutcomeHelp, "said what to say", "calm"},
+	{voice.OutcomeRefused, "refused", "trouble"},
+	{voice.OutcomeLocked, "locked", "trouble"},
+	{voice.OutcomeError, "failed", "trouble"},
+}
+
+// outcomeOf finds a voice outcome's words.
+func outcomeOf(outcome string) (outcomeWords, bool) {
+	i := slices.IndexFunc(voiceOutcomes, func(o outcomeWords) bool { return string(o.outcome) == outcome })
+	if i < 0 {
+		return outcomeWords{}, false
+	}
+	return voiceOutcomes[i], true
+}
+
+// activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
+// and problem says which and why.
+func activityViewFrom(q url.Values) (v activityView, problem string) {
+	var problems []string
+	v.tool = strings.TrimSpace(q.Get("tool"))
+	if len(v.tool) > maxQueryLen {
+		v.tool = v.tool[:maxQueryLen]
+	}
+	if o := q.Get("outcome"); o != "" {
+		if _, ok := outcomeOf(o); ok {
+			v.outcome = o
+		} else {
+			problems = append(problems, "there is no outcome “"+o+"”")
+		}
+	}
+	if d := strings.TrimSpace(q.Get("day")); d != "" {
+		t, err := time.ParseInLocation(time.DateOnly, d, time.Local)
+		if err != nil {
+			problems = append(problems, "the day must be a date such as 2026-12-14")
+		} else {
+			v.day, v.date = d, t
+		}
+	}
+	if b := q.Get("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			problems = append(problems, "the page to start from is not one Maven offered")
+		} else {
+			v.before = n
+		}
+	}
+	if len(problems) > 0 {
+		problem = "Shown without that filter: " + strings.Join(problems, "; ") + "."
+	}
+	return v, problem
+}
+
+// url is the address of the view starting before id (0: the newest entries).
+func (v activityView) url(before int64) string {
+	q := url.Values{}
+	if v.outcome != "" {
+		q.Set("outcome", v.outcome)
+	}
+	if v.tool != "" {
+		q.Set("tool", v.tool)
+	}
+	if v.day != "" {
+		q.Set("day", v.day)
+	}
+	if before > 0 {
+		q.Set("before", strconv.FormatInt(before, 10))
+	}
+	if len(q) == 0 {
+		return "/activity"
+	}
+	return "/activity?" + q.Encode()
+}
+
+func (v activityView) filter() activity.Filter {
+	f := activity.Filter{Outcome: v.outcome, Tool: v.tool, Before: v.before}
+	if !v.date.IsZero() {
+		f = f.Day(v.date)
+	}
+	return f
+}
+
+// activityPage is GET /activity: one page of the activity feed, newest first, with its filters
+// (outcome, tool, day) as a GET form. The form and the Older link swap only the list (htmx),
+// and work as a plain form and plain links without it.
+func (s *server) activityPage(w http.ResponseWriter, r *http.Request) error {
+	view, problem := activityViewFrom(r.URL.Query())
+	page, err := s.activity.Query(r.Context(), view.filter())
+	if err != nil {
+		return err
+	}
+	list := views.ActivityList{Problem: problem, Empty: "Nothing has happened yet."}
+	if view.outcome != "" || view.tool != "" || view.day != "" {
+		list.Empty = "Nothing matches these filters."
+	}
+	for _, e := range page.Entries {
+		list.Entries = append(list.Entries, entryView(e))
+	}
+	if page.Next != 0 {
+		list.OlderURL = view.url(page.Next)
+	}
+	if view.before != 0 {
+		list.NewestURL = view.url(0)
+	}
+	status := http.StatusOK
+	if problem != "" {
+		status = http.StatusUnprocessableEntity
+	}
+	if isPartial(r) {
+		s.renderPartial(w, r, status, views.PartialActivityList, list)
+		return nil
+	}
+	filters, err := s.activityFilters(r, view)
+	if err != nil {
+		return err
+	}
+	s.renderPage(w, r, status, views.PageActivity, views.ActivityPage{
+		Page: s.pageInfo(r, "Activity", "activity"), Filters: filters, List: list,
+	})
+	return nil
+}
+
+// maxToolNames bounds the names the tool filter offers while typing.
+const maxToolNames = 500
+
+// activityFilters is the filter form of view, offering the allowlist's names for the tool.
+func (s *server) activityFilters(r *http.Request, view activityView) (views.ActivityFilters, error) {
+	f := views.ActivityFilters{Tool: view.tool, Day: view.day,
+		Outcomes: []views.Option{{Value: "", Label: "Any", Selected: view.outcome == ""}}}
+	for _, o := range voiceOutcomes {
+		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o.outcome), Label: o.label, Selected: view.outcome == string(o.outcome)})
+	}
+	rows, err := s.tools.List(r.Context(), allowlist.Filter{Limit: maxToolNames})
+	if err != nil {
+		return f, err
+	}
+	for _, t := range rows {
+		f.Tools = append(f.Tools, t.Name)
+	}
+	slices.Sort(f.Tools)
+	return f, nil
+}
+
+// actionLabels name the feed's actions in words; any other is shown as it is recorded.
+var actionLabels = map[string]string{
+	activity.ActionVoiceTurn:   "Voice",
+	activity.ActionLocked:      "Locked",
+	activity.ActionUnlocked:    "Unlocked",
+	activity.ActionServerState: "Server",
+	"command_approved":         "Command line approved",
+	"proposed":                 "Proposed",
+	"reproposed":               "Proposed again",
+	"updated":                  "Updated by its server",
+	"redefined":                "Redefined by its server",
+	"fingerprint_adopted":      "Fingerprint recorded",
+	"enabled":                  "Enabled",
+	"disabled":                 "Disabled",
+	"withdrawn":                "Withdrawn",
+	"phrases_set":              "Phrases saved",
+}
+
+// entryView is the view of one event: its action and outcome in words, a voice turn's words
+// and bound arguments, and the rest of what it records, everything from outside Maven with its
+// hidden characters spelled out (DESIGN.md rule 25).
+func entryView(e activity.Entry) views.ActivityEntry {
+	v := views.ActivityEntry{ID: e.ID, At: timeOf(e.At), Action: e.Action, Actor: e.Actor, Tool: e.Tool, Outcome: e.Outcome}
+	v.What = actionLabels[e.Action]
+	if v.What == "" {
+		v.What = e.Action
+	}
+	if e.Tool != "" {
+		v.ToolText, v.ToolURL = text(e.Tool), activityView{tool: e.Tool}.url(0)
+	}
+	if o, ok := outcomeOf(e.Outcome); ok {
+		v.OutcomeLabel, v.Tone = o.label, o.tone
+	} else if e.Outcome != "" {
+		v.OutcomeLabel = e.Outcome
+	}
+	var detail map[string]any
+	if json.Unmarshal(e.Detail, &detail) != nil {
+		// Not an object: shown as it is.
+		v.Facts = []views.Fact{{Label: text("Detail"), Value: text(string(e.Detail)), Code: true}}
+		return v
+	}
+	if u, ok := detail["utterance"].(string); ok {
+		v.Utterance = text(u)
+	}
+	if args, ok := detail["args"].(map[string]any); ok {
+		for _, name := range sortedKeys(args) {
+			v.Args = append(v.Args, views.Fact{Label: text(name), Value: text(valueText(args[name])), Code: true})
+		}
+	}
+	if e.Action == activity.ActionServerState {
+		v.Tone = stateTone(fmt.Sprint(detail["to"]))
+	}
+	v.Facts = facts(detail)
+	return v
+}
+
+// factKeys are the detail keys shown, in this order, with their labels; "from" and "to" are
+// one fact. Keys not here are left out: they repeat what the entry shows (utterance, args) or
+// are for machines (fingerprints, a previous declared shape, digests).
+var factKeys = []struct{ key, label string }{
+	{"server", "Server"},
+	{"from", "State"},
+	{"error", "Error"},
+	{"reason", "Why"},
+	{"command", "Command line"},
+	{"phrases", "Phrases"},
+	{"changed", "Changed"},
+	{"destructive_raised", "Destructive"},
+	{"old_name", "Renamed from"},
+	{"rename_of", "Possibly a rename of"},
+	{"provenance", "Provenance"},
+	{"conversation", "Conversation"},
+	{"user_id", "Voice user"},
+}
+
+// facts lists what an event's detail records, by factKeys.
+func facts(detail map[string]any) []views.Fact {
+	var out []views.Fact
+	for _, k := range factKeys {
+		val, ok := detail[k.key]
+		if k.key == "from" {
+			// A first state has no "from": the fact is the "to".
+			_, ok = detail["to"]
+		}
+		if !ok || val == "" && k.key != "from" || val == false {
+			continue
+		}
+		f := views.Fact{Label: text(k.label)}
+		switch k.key {
+		case "from":
+			from, _ := val.(string)
+			f.Value = text(fmt.Sprintf("%s → %s", orNone(from), valueText(detail["to"])))
+		case "destructive_raised":
+			f.Value = text("raised: it no longer claims to be read-only")
+		case "phrases":
+			f.Value, f.Code = text(lines(val)), true
+			if len(f.Value) == 0 {
+				f.Value, f.Code = text("none (cleared)"), false
+			}
+		case "command":
+			f.Value, f.Code = text(valueText(val)), true
+		default:
+			f.Value = text(valueText(val))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// stateTone is how a server's state is shown: connected is good, failed is trouble.
+func stateTone(state string) string {
+	switch state {
+	case "connected":
+		return "ok"
+	case "failed":
+		return "trouble"
+	}
+	return "calm"
+}
+
+// valueText writes a detail's value for reading: a string as it is, a list as a comma list,
+// anything else as JSON.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = valueText(p)
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// lines writes a list one item a line.
+func lines(v any) string {
+	list, ok := v.([]any)
+	if !ok {
+		return valueText(v)
+	}
+	parts := make([]string, len(list))
+	for i, p := range list {
+		parts[i] = valueText(p)
+	}
+	return strings.Join(parts, "\n")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

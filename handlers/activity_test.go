@@ -1,0 +1,213 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"maven/app/activity"
+	"maven/app/auth"
+	"maven/app/auth/authtest"
+)
+
+// entryRE finds each entry of /activity, its action and outcome.
+var entryRE = regexp.MustCompile(`<li class="entry[^"]*" id="event-(\d+)" data-action="([^"]*)"(?: data-outcome="([^"]*)")?`)
+
+// activityEntry is one entry as /activity renders it.
+type activityEntry struct{ id, action, outcome string }
+
+func entriesOf(page string) []activityEntry {
+	var out []activityEntry
+	for _, m := range entryRE.FindAllStringSubmatch(page, -1) {
+		out = append(out, activityEntry{m[1], m[2], m[3]})
+	}
+	return out
+}
+
+// turn is a voice turn as the voice service records it.
+func turn(at time.Time, outcome, tool, utterance string, args map[string]any) activity.Event {
+	d := map[string]any{"utterance": utterance, "conversation": "c1", "user_id": "u1"}
+	if args != nil {
+		d["args"] = args
+	}
+	return activity.Event{At: at, Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: outcome, Tool: tool, Detail: d}
+}
+
+// TestActivityShowsEveryKindOfEvent: /activity lists, newest first, voice turns (no_match
+// included) with their words and bound arguments, an enable made on /tools, a lock and an
+// unlock, a server's state change and a command line's approval; what came from outside Maven
+// is escaped and its hidden characters are shown. Signed out, the page is not shown.
+func TestActivityShowsEveryKindOfEvent(t *testing.T) {
+	f := newFixture(t)
+	a := authtest.New(testOrigin)
+	if got := f.browser().get("/activity"); got.Code != http.StatusSeeOther || !strings.HasPrefix(got.Header().Get("Location"), "/login") {
+		t.Fatalf("signed out: %d %v", got.Code, got.Header())
+	}
+	b := f.signUp(a)
+	tool := b.enabledMCP(a, "calc", "add", "Adds two numbers.", addSchema)
+	now := f.clock.Now()
+	err := f.feed.Append(t.Context(),
+		turn(now, "ran", tool.Name, "add 3 and 4", map[string]any{"a": 3, "b": 4}),
+		activity.Event{At: now, Actor: "system", Action: activity.ActionServerState,
+			Detail: map[string]any{"server": "calc", "from": "connected", "to": "failed", "error": "dial: <refused>\u202e"}},
+		activity.Event{At: now, Actor: "owner", Action: activity.ActionLocked},
+		activity.Event{At: now, Actor: "owner", Action: activity.ActionUnlocked},
+		turn(now, "no_match", "", "open the <b>pod</b> bay\u200b doors", nil),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := f.pendingCommand("notes", "node notes-server.js")
+	b.mustStepUp(a, auth.One(auth.ActionAddServer, command, ""))
+	mustOK(t, "approve", b.htmx(http.MethodPost, "/servers/commands/"+itoa(command)+"/approve", nil))
+
+	page := b.get("/activity")
+	mustOK(t, "activity", page)
+	text := page.Body.String()
+	got := entriesOf(text)
+	var actions []string
+	for _, e := range got {
+		actions = append(actions, e.action+"/"+e.outcome)
+	}
+	want := "command_approved/ voice_turn/no_match unlocked/ locked/ server_state/ voice_turn/ran enabled/ proposed/"
+	if strings.Join(actions, " ") != want {
+		t.Fatalf("entries, newest first:\n%s\nwant:\n%s", strings.Join(actions, " "), want)
+	}
+	for _, want := range []string{
+		`<a href="/activity" aria-current="page">Activity</a>`,
+		"“add 3 and 4”", `<dt>a</dt><dd><code>3</code></dd>`, `<dt>b</dt><dd><code>4</code></dd>`, "ran", "matched nothing",
+		"open the &lt;b&gt;pod&lt;/b&gt; bay", `<mark class="hidden-char"`, "dial: &lt;refused&gt;", "connected → failed",
+		"node notes-server.js", `data-tool="calc_add"`, `href="/activity?tool=calc_add"`, "Enabled", "by owner",
+		`<time datetime="` + now.UTC().Format(time.RFC3339) + `">` + now.Local().Format("2 Jan 2006, 15:04") + "</time>",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/activity lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "<b>pod") || strings.Contains(text, "\u202e") || strings.Contains(text, "\u200b") {
+		t.Error("text from outside Maven reached the page unescaped or with hidden characters")
+	}
+}
+
+// TestActivityFiltersAndPages: the filters (outcome, tool, day) select what they say, as a
+// full page and, for htmx, as the list alone; "Older" pages through the feed with Next until
+// the end, each page keeping the filters; a filter that cannot be read is said and left out.
+func TestActivityFiltersAndPages(t *testing.T) {
+	f := newFixture(t)
+	b := f.signUp(authtest.New(testOrigin))
+	today := f.clock.Now()
+	yesterday := today.AddDate(0, 0, -1)
+	var events []activity.Event
+	for i := range 120 {
+		events = append(events, turn(today, "ran", "calc_add", fmt.Sprintf("add %d and 1", i), map[string]any{"a": i, "b": 1}))
+		if i%10 == 0 {
+			events = append(events, turn(today, "no_match", "", fmt.Sprintf("nonsense %d", i), nil))
+		}
+	}
+	events = append(events, turn(yesterday, "confirm", "calc_wipe", "wipe everything", nil))
+	if err := f.feed.Append(t.Context(), events...); err != nil {
+		t.Fatal(err)
+	}
+
+	// No filter: 50 a page, newest first, then Older until the end.
+	var seen []activityEntry
+	next := "/activity"
+	for pages := 0; next != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("the pages never end")
+		}
+		res := b.htmx(http.MethodGet, next, nil)
+		mustOK(t, next, res)
+		text := res.Body.String()
+		if strings.Contains(text, "<html") || !strings.Contains(text, `id="activity-list"`) {
+			t.Fatalf("htmx got more than the list:\n%s", text)
+		}
+		got := entriesOf(text)
+		if len(got) > 50 {
+			t.Fatalf("page %d holds %d entries", pages, len(got))
+		}
+		seen = append(seen, got...)
+		if pages > 0 && !strings.Contains(text, `rel="first">Newest</a>`) {
+			t.Errorf("page %d offers no way back to the newest", pages)
+		}
+		next = olderURL(text)
+	}
+	if len(seen) != 133 {
+		t.Fatalf("paged through %d entries, want 133", len(seen))
+	}
+	for i := 1; i < len(seen); i++ {
+		if atoi(t, seen[i].id) >= atoi(t, seen[i-1].id) {
+			t.Fatalf("entries out of order at %d: %s after %s", i, seen[i].id, seen[i-1].id)
+		}
+	}
+
+	// By outcome, across pages.
+	noMatch := b.get("/activity?outcome=no_match")
+	mustOK(t, "outcome filter", noMatch)
+	got := entriesOf(noMatch.Body.String())
+	if len(got) != 12 {
+		t.Fatalf("outcome=no_match: %d entries, want 12", len(got))
+	}
+	for _, e := range got {
+		if e.outcome != "no_match" {
+			t.Fatalf("outcome=no_match shows %+v", e)
+		}
+	}
+	if !strings.Contains(noMatch.Body.String(), `<option value="no_match" selected>matched nothing</option>`) {
+		t.Error("the form does not show the filter it applied")
+	}
+
+	// By tool: 120 runs over three pages, each Older link keeping the filter.
+	res := b.get("/activity?tool=calc_add")
+	older := olderURL(res.Body.String())
+	if n := len(entriesOf(res.Body.String())); n != 50 || !strings.Contains(older, "tool=calc_add") {
+		t.Fatalf("tool=calc_add: %d entries, older %q", n, older)
+	}
+
+	// By day: only yesterday's turn.
+	day := yesterday.Local().Format(time.DateOnly)
+	res = b.get("/activity?day=" + day)
+	if got := entriesOf(res.Body.String()); len(got) != 1 || got[0].outcome != "confirm" {
+		t.Fatalf("day=%s: %+v", day, got)
+	}
+	if !strings.Contains(res.Body.String(), `value="`+day+`"`) {
+		t.Error("the day field lost its value")
+	}
+
+	// A filter that cannot be read is said, and left out; the others still apply.
+	res = b.get("/activity?day=yesterday&outcome=no_match")
+	if res.Code != http.StatusUnprocessableEntity || !strings.Contains(res.Body.String(), "the day must be a date") ||
+		len(entriesOf(res.Body.String())) != 12 {
+		t.Fatalf("a bad day: %d", res.Code)
+	}
+	res = b.get("/activity?outcome=%3Cscript%3E")
+	if res.Code != http.StatusUnprocessableEntity || strings.Contains(res.Body.String(), "<script>") {
+		t.Fatalf("an unknown outcome: %d", res.Code)
+	}
+	if res := b.get("/activity?tool=nothing+like+it"); !strings.Contains(res.Body.String(), "Nothing matches these filters.") {
+		t.Error("an empty result says nothing")
+	}
+}
+
+var olderRE = regexp.MustCompile(`<a href="([^"]+)" hx-get="[^"]+" hx-target="#activity-list" hx-swap="outerHTML" hx-push-url="true" rel="next">Older</a>`)
+
+// olderURL is the list's Older link, "" when it has none.
+func olderURL(page string) string {
+	m := olderRE.FindStringSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	return strings.ReplaceAll(m[1], "&amp;", "&")
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
