@@ -130,9 +130,9 @@ func (r toolRow) tool() (allowlist.Tool, error) {
 type ToolStore struct {
 	db *bun.DB
 
-	getToolOnce sync.Once
-	getTool     *sql.Stmt
-	getToolErr  error
+	getRunnableOnce sync.Once
+	getRunnable     *sql.Stmt
+	getRunnableErr  error
 }
 
 // NewToolStore returns the allowlist store over db.
@@ -146,34 +146,35 @@ func (s *ToolStore) Update(ctx context.Context, fn func(allowlist.TxStore) error
 }
 
 // GetTool implements allowlist.Store.
-// The Executor reads a row again before every run, so the statement is prepared once and its
-// columns scanned by hand instead of through bun's reflection.
 func (s *ToolStore) GetTool(ctx context.Context, id int64) (allowlist.Tool, error) {
-	s.getToolOnce.Do(func() {
-		s.getTool, s.getToolErr = s.db.DB.PrepareContext(context.Background(),
-			"SELECT "+toolColumns+" FROM tools WHERE id = ?")
-	})
-	if s.getToolErr != nil {
-		return allowlist.Tool{}, fmt.Errorf("prepare tool select: %w", s.getToolErr)
-	}
-	var r toolRow
-	err := s.getTool.QueryRowContext(ctx, id).Scan(&r.ID, &r.Name, &r.Cmd, &r.Scope, &r.State,
-		&r.Destructive, &r.ReadOnly, &r.Description, &r.InputSchema, &r.Fingerprint, &r.Declared,
-		&r.PreviousDeclared, &r.ChangedFields, &r.RenameOf, &r.Source, &r.Provenance, &r.CreatedAt,
-		&r.UpdatedAt, &r.EnabledAt, &r.EnabledBy)
-	if errors.Is(err, sql.ErrNoRows) {
-		return allowlist.Tool{}, allowlist.ErrNotFound
-	}
-	if err != nil {
-		return allowlist.Tool{}, fmt.Errorf("get tool %d: %w", id, err)
-	}
-	return r.tool()
+	return getTool(ctx, s.db, id)
 }
 
-// toolColumns are the columns of toolRow in the order GetTool scans them.
-const toolColumns = "id, name, cmd, scope, state, destructive, read_only, description, input_schema, " +
-	"fingerprint, declared, previous_declared, changed_fields, rename_of, source, provenance, " +
-	"created_at, updated_at, enabled_at, enabled_by"
+// GetRunnable implements allowlist.Store. The Executor calls it before every run, so it reads
+// three columns through a statement prepared once, not the whole row through bun's reflection.
+func (s *ToolStore) GetRunnable(ctx context.Context, id int64) (allowlist.Runnable, error) {
+	s.getRunnableOnce.Do(func() {
+		s.getRunnable, s.getRunnableErr = s.db.DB.PrepareContext(context.Background(),
+			"SELECT state, fingerprint, cmd FROM tools WHERE id = ?")
+	})
+	if s.getRunnableErr != nil {
+		return allowlist.Runnable{}, fmt.Errorf("prepare the runnable read: %w", s.getRunnableErr)
+	}
+	var state, cmd string
+	var fingerprint sql.NullString
+	err := s.getRunnable.QueryRowContext(ctx, id).Scan(&state, &fingerprint, &cmd)
+	if errors.Is(err, sql.ErrNoRows) {
+		return allowlist.Runnable{}, allowlist.ErrNotFound
+	}
+	if err != nil {
+		return allowlist.Runnable{}, fmt.Errorf("read tool %d: %w", id, err)
+	}
+	r := allowlist.Runnable{State: allowlist.State(state), Fingerprint: fingerprint.String}
+	if err := json.Unmarshal([]byte(cmd), &r.Cmd); err != nil {
+		return allowlist.Runnable{}, fmt.Errorf("tool %d: decode cmd: %w", id, err)
+	}
+	return r, nil
+}
 
 // ListTools implements allowlist.Store.
 func (s *ToolStore) ListTools(ctx context.Context, f allowlist.Filter) ([]allowlist.Tool, error) {

@@ -32,6 +32,11 @@ func (s *Service) Get(ctx context.Context, id int64) (Tool, error) {
 	return s.store.GetTool(ctx, id)
 }
 
+// Runnable returns the state, fingerprint and command of one row as stored now, or ErrNotFound.
+func (s *Service) Runnable(ctx context.Context, id int64) (Runnable, error) {
+	return s.store.GetRunnable(ctx, id)
+}
+
 // List returns the rows that match filter.
 func (s *Service) List(ctx context.Context, filter Filter) ([]Tool, error) {
 	return s.store.ListTools(ctx, filter)

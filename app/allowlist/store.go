@@ -12,6 +12,9 @@ type Store interface {
 	Update(ctx context.Context, fn func(TxStore) error) error
 	// GetTool returns ErrNotFound if no row has that id.
 	GetTool(ctx context.Context, id int64) (Tool, error)
+	// GetRunnable returns what decides whether the row with that id may run, and nothing more;
+	// ErrNotFound if there is none. It is read before every run, so it must be cheap.
+	GetRunnable(ctx context.Context, id int64) (Runnable, error)
 	// ListTools returns the rows that match filter, ordered by id (or as filter.Order says),
 	// at most filter.Limit of them from filter.Offset on.
 	ListTools(ctx context.Context, filter Filter) ([]Tool, error)

@@ -20,6 +20,14 @@ const (
 	StateWithdrawn State = "withdrawn"
 )
 
+// Runnable is what decides whether a row may still run as a caller read it: its state, and the
+// fingerprint and command it runs with.
+type Runnable struct {
+	State       State
+	Fingerprint string
+	Cmd         []string
+}
+
 // States returns every row state in the order the owner is shown them: what needs their
 // attention first. Counts, gauges and page groups all follow it.
 func States() []State {

@@ -59,8 +59,9 @@ type Result struct {
 
 // Rows reads the allowlist as it is now; allowlist.Service implements it.
 type Rows interface {
-	// Get returns the row with that id, or allowlist.ErrNotFound.
-	Get(ctx context.Context, id int64) (allowlist.Tool, error)
+	// Runnable returns the state, fingerprint and command of the row with that id as stored
+	// now, or allowlist.ErrNotFound.
+	Runnable(ctx context.Context, id int64) (allowlist.Runnable, error)
 }
 
 // MCPCaller calls a tool on a configured MCP server; the MCP manager implements it.
@@ -124,8 +125,7 @@ func New(rows Rows, mcp MCPCaller, opts Options) *Executor {
 // reported in Result.IsError. On ErrTimeout, or when ctx is done, the Result holds whatever
 // output arrived before the kill.
 func (e *Executor) Exec(ctx context.Context, row allowlist.Tool, args map[string]any) (Result, error) {
-	row, err := e.current(ctx, row)
-	if err != nil {
+	if err := e.stillRunnable(ctx, row); err != nil {
 		return Result{}, err
 	}
 	if len(row.Cmd) == 0 || row.Cmd[0] == "" {
@@ -142,23 +142,24 @@ func (e *Executor) Exec(ctx context.Context, row allowlist.Tool, args map[string
 	return e.execLocal(ctx, row)
 }
 
-// current returns the row as stored now, if it may still run as the caller read it.
-func (e *Executor) current(ctx context.Context, read allowlist.Tool) (allowlist.Tool, error) {
+// stillRunnable reads the row again and fails unless, as stored now, it may still run as the
+// caller read it: enabled, with the same fingerprint and command.
+func (e *Executor) stillRunnable(ctx context.Context, read allowlist.Tool) error {
 	if read.State != allowlist.StateEnabled {
-		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) is %q: %w", read.Name, read.ID, read.State, ErrNotEnabled)
+		return fmt.Errorf("tool %q (id %d) is %q: %w", read.Name, read.ID, read.State, ErrNotEnabled)
 	}
-	now, err := e.rows.Get(ctx, read.ID)
+	now, err := e.rows.Runnable(ctx, read.ID)
 	switch {
 	case errors.Is(err, allowlist.ErrNotFound):
-		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) is gone: %w", read.Name, read.ID, ErrChanged)
+		return fmt.Errorf("tool %q (id %d) is gone: %w", read.Name, read.ID, ErrChanged)
 	case err != nil:
-		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d): read it again: %w", read.Name, read.ID, err)
+		return fmt.Errorf("tool %q (id %d): read it again: %w", read.Name, read.ID, err)
 	case now.State != allowlist.StateEnabled:
-		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) is %q now: %w", read.Name, read.ID, now.State, ErrNotEnabled)
+		return fmt.Errorf("tool %q (id %d) is %q now: %w", read.Name, read.ID, now.State, ErrNotEnabled)
 	case now.Fingerprint != read.Fingerprint || !slices.Equal(now.Cmd, read.Cmd):
-		return allowlist.Tool{}, fmt.Errorf("tool %q (id %d) was redefined since it was read: %w", read.Name, read.ID, ErrChanged)
+		return fmt.Errorf("tool %q (id %d) was redefined since it was read: %w", read.Name, read.ID, ErrChanged)
 	}
-	return now, nil
+	return nil
 }
 
 func (e *Executor) execMCP(ctx context.Context, row allowlist.Tool, args map[string]any) (Result, error) {

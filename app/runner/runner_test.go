@@ -60,12 +60,12 @@ func enabled(cmd ...string) allowlist.Tool {
 // stored is the allowlist as a test sets it up.
 type stored map[int64]allowlist.Tool
 
-func (s stored) Get(_ context.Context, id int64) (allowlist.Tool, error) {
+func (s stored) Runnable(_ context.Context, id int64) (allowlist.Runnable, error) {
 	row, ok := s[id]
 	if !ok {
-		return allowlist.Tool{}, allowlist.ErrNotFound
+		return allowlist.Runnable{}, allowlist.ErrNotFound
 	}
-	return row, nil
+	return allowlist.Runnable{State: row.State, Fingerprint: row.Fingerprint, Cmd: row.Cmd}, nil
 }
 
 // executor runs each row over an allowlist that holds exactly that row, as the caller read
