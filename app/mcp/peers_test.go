@@ -22,9 +22,10 @@ import (
 	"maven/app/config"
 )
 
-// peerEverythingTools is how many tools server-everything 2026.8.31 lists to a client that
-// advertises no capabilities.
-const peerEverythingTools = 13
+// peerEverythingTools is how many tools server-everything 2026.8.31 lists to Maven, which
+// declares form elicitation and nothing else: the 13 it lists to a client without capabilities,
+// and trigger-elicitation-request.
+const peerEverythingTools = 14
 
 // peer returns the node binary and the path of an npm server's bin script, or skips.
 func peer(t *testing.T, bin string) (node, script string) {
@@ -223,12 +224,26 @@ func TestPeerEverythingStreamableHTTP(t *testing.T) {
 func TestPeerEverythingSSE(t *testing.T) {
 	node, script := peer(t, "mcp-server-everything")
 	port, _ := spawnPeer(t, node, script, "sse")
-	rec := newFakeReconciler()
-	started := time.Now()
-	m := startManager(t, map[string]config.Server{
-		"e": {Type: config.TransportSSE, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port)},
-	}, rec, peerOptions())
-	checkEverything(t, m, rec, started)
+	for _, c := range []struct {
+		name    string
+		guessed bool
+	}{{"type sse", false}, {"bare url", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.Server{Type: config.TransportSSE, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port)}
+			if c.guessed {
+				// Tried as streamable HTTP first: the server refuses that POST with a 4xx, and
+				// the SSE transport takes over.
+				cfg.Type, cfg.TypeGuessed = config.TransportHTTP, true
+			}
+			rec := newFakeReconciler()
+			started := time.Now()
+			m := startManager(t, map[string]config.Server{"e": cfg}, rec, peerOptions())
+			checkEverything(t, m, rec, started)
+			if st := status(m, "e"); st.Transport != "sse" {
+				t.Errorf("transport = %q, want sse", st.Transport)
+			}
+		})
+	}
 }
 
 func TestPeerMemoryStdio(t *testing.T) {

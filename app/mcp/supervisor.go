@@ -34,6 +34,7 @@ type supervisor struct {
 	needsSecrets  bool
 	logger        *slog.Logger
 	client        *sdk.Client
+	prober        *sdk.Client   // asks a 2026-07-28 server whether it is there (probe.go)
 	wake          chan struct{} // secrets or approvals changed
 	refreshWanted chan struct{} // a refresh is pending; with the one running, at most two
 	// The command line of a stdio server and its digest (StdioCommand); "" for http and sse.
@@ -42,10 +43,11 @@ type supervisor struct {
 	mu         sync.Mutex
 	secretVals [][]byte // values of the secrets in use, masked in errors; zeroed once locked
 	st         ServerStatus
-	session    *sdk.ClientSession // nil unless connected
-	sessCtx    context.Context    // ends with the session; nil with it
-	sessEnded  <-chan struct{}    // closed once the connection itself has ended; nil with it
-	endSession context.CancelFunc // ends the current dial or session
+	session    *sdk.ClientSession     // nil unless connected
+	sessCtx    context.Context        // ends with the session; nil with it
+	sessEnded  <-chan struct{}        // closed once the connection itself has ended; nil with it
+	endSession context.CancelFunc     // ends the current dial or session
+	calls      map[*inflight]struct{} // calls in progress, for a server's questions (elicit.go)
 }
 
 func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
@@ -78,6 +80,7 @@ func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
 		s.st.State = StateLocked
 	}
 	s.client = s.newClient()
+	s.prober = s.probeClient()
 	return s
 }
 
