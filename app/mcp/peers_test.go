@@ -303,3 +303,27 @@ func TestPeerFilesystemStdio(t *testing.T) {
 		t.Errorf("read_text_file = %+v, %v", res, err)
 	}
 }
+
+// server-everything's trigger-elicitation-request asks, over stdio in the 2025 era, for a form
+// of many fields: the question reaches the elicitor of the call, and the server hears its answer.
+func TestPeerEverythingElicitation(t *testing.T) {
+	node, script := peer(t, "mcp-server-everything")
+	rec := newFakeReconciler()
+	m := startManager(t, map[string]config.Server{
+		"e": {Type: config.TransportStdio, Command: node, Args: []string{script, "stdio"}},
+	}, rec, peerOptions())
+	waitFor(t, 30*time.Second, "server-everything's tools", func() bool { return len(rec.last("e")) == peerEverythingTools })
+	owner := &fakeElicitor{answer: Declined}
+	res, err := m.CallTool(WithElicitor(context.Background(), owner), "e", "trigger-elicitation-request", nil)
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if !strings.Contains(strings.ToLower(res.Output), "decline") {
+		t.Errorf("the server did not hear the decline: %q", res.Output)
+	}
+	asked := owner.questions()
+	if len(asked) != 1 || asked[0].Mode != "form" || asked[0].Tool != "trigger-elicitation-request" ||
+		!strings.Contains(string(asked[0].Schema), `"birthdate"`) {
+		t.Errorf("questions = %+v", asked)
+	}
+}
