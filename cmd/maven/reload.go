@@ -40,8 +40,12 @@ type reloader struct {
 	running atomic.Pointer[config.Config]
 }
 
-func newReloader(flags serveFlags, getenv func(string) string, started config.Config, tools *allowlist.Service,
+// newReloader returns the reloader of a daemon that started with the config started, read from
+// a file (fromFile) or the defaults. Once started from a file, a file gone missing is an error to
+// refuse, not the defaults: an editor's mishap must not withdraw every server's rows.
+func newReloader(flags serveFlags, getenv func(string) string, started config.Config, fromFile bool, tools *allowlist.Service,
 	servers *mcp.Manager, forget func(string), problems *config.Problems, logger *slog.Logger) *reloader {
+	flags.configExplicit = flags.configExplicit || fromFile
 	r := &reloader{flags: flags, getenv: getenv, tools: tools, servers: servers, forget: forget,
 		problems: problems, log: logger, now: time.Now}
 	r.running.Store(&started)
@@ -73,7 +77,7 @@ func (r *reloader) reload(ctx context.Context) (reloadResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res := reloadResult{At: r.now().UTC(), File: r.flags.configPath, Errors: []config.Problem{}, Problems: []config.Problem{}}
-	next, err := loadConfig(r.flags, r.getenv)
+	next, fromFile, err := loadConfig(r.flags, r.getenv)
 	if err != nil {
 		res.Errors = config.ProblemsOf(err)
 		r.problems.Refuse(config.Refusal{At: res.At, File: res.File, Errors: res.Errors})
@@ -95,9 +99,11 @@ func (r *reloader) reload(ctx context.Context) (reloadResult, error) {
 	// The servers run as applied whatever follows; a failure below is retried by the next
 	// reload, which syncs everything again.
 	r.running.Store(&applied)
-	if err := syncConfig(ctx, r.tools, applied, r.problems, r.log); err != nil {
+	if err := syncConfig(ctx, r.tools, applied, fromFile, r.problems, r.log); err != nil {
 		return reloadResult{}, err
 	}
+	// From now on a file gone missing is refused, as if it had been read at start.
+	r.flags.configExplicit = r.flags.configExplicit || fromFile
 	res.Applied, res.Problems = true, r.problems.List()
 	r.logApplied(res)
 	return res, nil
@@ -143,12 +149,16 @@ func (r *reloader) ipcReload(ctx context.Context, params json.RawMessage) (any, 
 }
 
 // syncConfig brings the allowlist in line with cfg: its local commands are proposed (and those
-// it dropped withdrawn), and the rows of MCP servers it no longer names are withdrawn. It
-// records cfg's problems. At start it runs before any server is dialled; on a reload, after the
-// removed servers have stopped.
-func syncConfig(ctx context.Context, tools *allowlist.Service, cfg config.Config, problems *config.Problems, logger *slog.Logger) error {
+// it dropped withdrawn), and, when cfg was read from a file, the rows of MCP servers it no longer
+// names are withdrawn; the defaults, which run when there is no file, remove nothing. It records
+// cfg's problems. At start it runs before any server is dialled; on a reload, after the removed
+// servers have stopped.
+func syncConfig(ctx context.Context, tools *allowlist.Service, cfg config.Config, fromFile bool, problems *config.Problems, logger *slog.Logger) error {
 	if err := syncConfigTools(ctx, tools, cfg, problems, logger); err != nil {
 		return err
+	}
+	if !fromFile {
+		return nil
 	}
 	servers := make([]string, 0, len(cfg.MCPServers))
 	for name := range cfg.MCPServers {

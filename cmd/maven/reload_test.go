@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,23 +53,8 @@ type turnResult struct {
 func voiceTurnAsync(addr, token, conversation, text string) <-chan turnResult {
 	out := make(chan turnResult, 1)
 	go func() {
-		body, _ := json.Marshal(map[string]string{"conversation_id": conversation, "text": text})
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/voice", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			out <- turnResult{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var r voiceReply
-		if err := json.Unmarshal(raw, &r); err != nil || resp.StatusCode != http.StatusOK {
-			out <- turnResult{err: fmt.Errorf("%d %s: %v", resp.StatusCode, raw, err)}
-			return
-		}
-		out <- turnResult{reply: r}
+		r, err := voiceTurn(addr, token, conversation, text)
+		out <- turnResult{r, err}
 	}()
 	return out
 }
@@ -402,7 +384,8 @@ func TestConcurrentReloadsAreSerialized(t *testing.T) {
 
 // TestRestartWithdrawsRowsOfRemovedServers: a server taken out of the config while the daemon
 // was stopped has its rows withdrawn at the next start, enabled ones included; put back, it
-// proposes them again.
+// proposes them again. A start without any config file (the defaults) withdraws nothing: no
+// file said the server is gone.
 func TestRestartWithdrawsRowsOfRemovedServers(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -418,6 +401,12 @@ func TestRestartWithdrawsRowsOfRemovedServers(t *testing.T) {
 	listTasks := toolsByCmd(t, data)["mcp tasks list_tasks"].ID
 	d.stop(t)
 	enableOffline(t, data, listTasks)
+
+	d = startDaemon(t, data) // no config file where it looks: the defaults
+	if r := toolsByCmd(t, data); r["mcp tasks list_tasks"].State != "enabled" || r["mcp tasks add_task"].State != "proposed" {
+		t.Errorf("a start on the defaults withdrew rows: %+v", r)
+	}
+	d.stop(t)
 
 	writeFile(t, cfg, `{}`)
 	d = startDaemon(t, data, "--config", cfg)
@@ -443,5 +432,36 @@ func TestRestartWithdrawsRowsOfRemovedServers(t *testing.T) {
 	})
 	if p := toolsByCmd(t, data)["mcp tasks list_tasks"].Provenance; !strings.Contains(p, "returned unchanged") || !strings.Contains(p, "enabled before") {
 		t.Errorf("provenance of the returning enabled tool: %q", p)
+	}
+}
+
+// TestReloadOfAMissingFileIsRefused: once the daemon runs on a file, a reload that finds it gone
+// is refused like a broken one, rather than running on the defaults and withdrawing every
+// server's rows.
+func TestReloadOfAMissingFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	remote := mcptest.NewScripted(mcptest.ToolSpec{Name: "list_tasks", ReadOnly: true, Text: "none"})
+	defer remote.Close()
+	at := serveScripted(t, remote, "127.0.0.1:0").addr
+	cfg := filepath.Join(dir, "maven.json")
+	writeFile(t, cfg, fmt.Sprintf(`{"mcpServers": {"tasks": {"type": "http", "url": "http://%s/mcp"}}}`, at))
+	d := startDaemon(t, data, "--config", cfg)
+	waitFor(t, 15*time.Second, func() bool { return toolsByCmd(t, data)["mcp tasks list_tasks"].State == "proposed" })
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
+	out, err := maven(t, data, "reload")
+	if err == nil || !strings.Contains(out, "cannot read") {
+		t.Fatalf("a reload of a missing file: %v\n%s", err, out)
+	}
+	if s := mcpServers(t, data)["tasks"]; s.State != "connected" {
+		t.Errorf("the server after a refused reload: %+v\n%s", s, d.stderr.String())
+	}
+	if r := toolsByCmd(t, data)["mcp tasks list_tasks"]; r.State != "proposed" {
+		t.Errorf("the row after a refused reload: %+v", r)
+	}
+	if st := statusJSON(t, data); st.ConfigRefused == nil || !strings.Contains(st.ConfigRefused.Errors[0].Msg, "cannot read") {
+		t.Errorf("status: %+v", st.ConfigRefused)
 	}
 }

@@ -36,22 +36,23 @@ import (
 	"maven/views"
 )
 
-// loadConfig reads the config file. A missing default maven.json means the embedded defaults; a
-// missing file the owner named is an error.
-func loadConfig(f serveFlags, getenv func(string) string) (config.Config, error) {
-	cfg, err := config.Load(f.configPath, getenv)
+// loadConfig reads the config file, and reports whether there was one. A missing default
+// maven.json means the embedded defaults; a missing file the owner named is an error.
+func loadConfig(f serveFlags, getenv func(string) string) (cfg config.Config, fromFile bool, err error) {
+	cfg, err = config.Load(f.configPath, getenv)
+	fromFile = err == nil
 	if errors.Is(err, fs.ErrNotExist) && !f.configExplicit {
 		cfg, err = config.Default(), nil
 	}
 	if err != nil {
-		return config.Config{}, err
+		return config.Config{}, false, err
 	}
 	if f.listen != "" {
 		if err := cfg.SetListen(f.listen); err != nil {
-			return config.Config{}, err
+			return config.Config{}, false, err
 		}
 	}
-	return cfg, nil
+	return cfg, fromFile, nil
 }
 
 // serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
@@ -73,7 +74,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 	logger := newLogger(in.stderr, flags.logFormat, flags.logLevel)
-	cfg, err := loadConfig(flags, getenv)
+	cfg, fromFile, err := loadConfig(flags, getenv)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	problems := &config.Problems{}
 	// The rows of servers the config no longer names are withdrawn before any server is dialled.
-	if err := syncConfig(ctx, tools, cfg, problems, logger); err != nil {
+	if err := syncConfig(ctx, tools, cfg, fromFile, problems, logger); err != nil {
 		return err
 	}
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
@@ -112,7 +113,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}, logger)
 	defer manager.Close()
 	executor := runner.New(tools, manager, runner.Options{})
-	reload := newReloader(flags, getenv, cfg, tools, manager, reconciler.Forget, problems, logger)
+	reload := newReloader(flags, getenv, cfg, fromFile, tools, manager, reconciler.Forget, problems, logger)
 
 	// The vault: a daemon that has one starts locked, and nothing that needs a secret runs until
 	// the owner unlocks from /unlock. The gate is the one place that knows; unlocking only hands

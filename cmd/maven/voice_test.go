@@ -28,24 +28,33 @@ type voiceReply struct {
 
 func postVoice(t *testing.T, addr, token, conversation, text string) voiceReply {
 	t.Helper()
+	r, err := voiceTurn(addr, token, conversation, text)
+	if err != nil {
+		t.Fatalf("POST /voice %q: %v", text, err)
+	}
+	return r
+}
+
+// voiceTurn posts one utterance and reads the reply; it may run on any goroutine.
+func voiceTurn(addr, token, conversation, text string) (voiceReply, error) {
 	body, _ := json.Marshal(map[string]string{"conversation_id": conversation, "text": text})
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/voice", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return voiceReply{}, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /voice %q: %d %s", text, resp.StatusCode, raw)
+		return voiceReply{}, fmt.Errorf("%d %s", resp.StatusCode, raw)
 	}
 	var r voiceReply
 	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("%v: %s", err, raw)
+		return voiceReply{}, fmt.Errorf("%w: %s", err, raw)
 	}
-	return r
+	return r, nil
 }
 
 // withTools opens the daemon's database from the test, as a second writer beside the daemon
