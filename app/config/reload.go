@@ -87,13 +87,18 @@ func RestartKeys() []string {
 	return out
 }
 
-// Diff compares next, the config as read again, with running, the one the daemon runs.
-func Diff(running, next Config) Changes {
-	c := Changes{
+// NoChanges is Changes with every list empty (not nil: JSON readers get []).
+func NoChanges() Changes {
+	return Changes{
 		Servers:      ServerChanges{Added: []string{}, Changed: []ServerChange{}, Removed: []string{}},
 		Tools:        ToolChanges{Added: []string{}, Changed: []string{}, Removed: []string{}},
 		NeedsRestart: []string{},
 	}
+}
+
+// Diff compares next, the config as read again, with running, the one the daemon runs.
+func Diff(running, next Config) Changes {
+	c := NoChanges()
 	for _, k := range restartKeys {
 		if !k.same(running, next) {
 			c.NeedsRestart = append(c.NeedsRestart, k.key)

@@ -26,6 +26,7 @@ import (
 // stays. One reload runs at a time.
 type reloader struct {
 	flags    serveFlags
+	file     string // the config file, absolute
 	getenv   func(string) string
 	tools    *allowlist.Service
 	servers  *mcp.Manager
@@ -46,7 +47,8 @@ type reloader struct {
 func newReloader(flags serveFlags, getenv func(string) string, started config.Config, fromFile bool, tools *allowlist.Service,
 	servers *mcp.Manager, forget func(string), problems *config.Problems, logger *slog.Logger) *reloader {
 	flags.configExplicit = flags.configExplicit || fromFile
-	r := &reloader{flags: flags, getenv: getenv, tools: tools, servers: servers, forget: forget,
+	file, _ := configSource(flags)
+	r := &reloader{flags: flags, file: file, getenv: getenv, tools: tools, servers: servers, forget: forget,
 		problems: problems, log: logger, now: time.Now}
 	r.running.Store(&started)
 	return r
@@ -76,7 +78,8 @@ type reloadResult struct {
 func (r *reloader) reload(ctx context.Context) (reloadResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := reloadResult{At: r.now().UTC(), File: r.flags.configPath, Errors: []config.Problem{}, Problems: []config.Problem{}}
+	res := reloadResult{At: r.now().UTC(), File: r.file, Errors: []config.Problem{}, Changes: config.NoChanges(),
+		Problems: []config.Problem{}}
 	next, fromFile, err := loadConfig(r.flags, r.getenv)
 	if err != nil {
 		res.Errors = config.ProblemsOf(err)
@@ -132,7 +135,7 @@ func (r *reloader) onHangup(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			r.log.Info("SIGHUP: reloading the config", "file", r.flags.configPath)
+			r.log.Info("SIGHUP: reloading the config", "file", r.file)
 			if _, err := r.reload(ctx); err != nil {
 				r.log.Error("reload failed", "err", err)
 			}
