@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -53,7 +54,7 @@ type turnResult struct {
 func voiceTurnAsync(addr, token, conversation, text string) <-chan turnResult {
 	out := make(chan turnResult, 1)
 	go func() {
-		r, err := voiceTurn(addr, token, conversation, text)
+		r, err := daemontest.Say(context.Background(), addr, token, conversation, text)
 		out <- turnResult{r, err}
 	}()
 	return out

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,45 +13,18 @@ import (
 	"maven/app/allowlist"
 	"maven/app/mcp/mcptest"
 	"maven/db"
+	"maven/internal/daemontest"
 )
 
-type voiceReply struct {
-	Speech       string `json:"speech"`
-	Outcome      string `json:"outcome"`
-	ExpectsReply bool   `json:"expects_reply"`
-	Tool         string `json:"tool"`
-	Output       string `json:"output"`
-}
+type voiceReply = daemontest.VoiceReply
 
 func postVoice(t *testing.T, addr, token, conversation, text string) voiceReply {
 	t.Helper()
-	r, err := voiceTurn(addr, token, conversation, text)
+	r, err := daemontest.Say(context.Background(), addr, token, conversation, text)
 	if err != nil {
-		t.Fatalf("POST /voice %q: %v", text, err)
+		t.Fatal(err)
 	}
 	return r
-}
-
-// voiceTurn posts one utterance and reads the reply; it may run on any goroutine.
-func voiceTurn(addr, token, conversation, text string) (voiceReply, error) {
-	body, _ := json.Marshal(map[string]string{"conversation_id": conversation, "text": text})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/voice", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return voiceReply{}, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return voiceReply{}, fmt.Errorf("%d %s", resp.StatusCode, raw)
-	}
-	var r voiceReply
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return voiceReply{}, fmt.Errorf("%w: %s", err, raw)
-	}
-	return r, nil
 }
 
 // withTools opens the daemon's database from the test, as a second writer beside the daemon
