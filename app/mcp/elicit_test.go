@@ -118,7 +118,7 @@ func TestElicitationWithSeveralCallsInProgressIsDeclined(t *testing.T) {
 		_, err := m.CallTool(context.Background(), "studio", "slow", nil)
 		slowDone <- err
 	}()
-	s := m.sups["studio"]
+	s := m.servers.Load().byName["studio"]
 	waitFor(t, 5*time.Second, "the slow call in progress", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
