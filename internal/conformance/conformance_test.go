@@ -23,8 +23,6 @@ import (
 // fails when a scenario the go-sdk reference client passes fails for Maven and is not listed
 // here, and when a listed scenario passes (delete its line then).
 var expectedFailures = map[string]string{
-	"elicitation-sep1034-client-defaults": "elicitation: arrives with the 2026-07-28 era and elicitation branch (no steps in scenarios.go yet)",
-
 	"auth/metadata-default":                     oauth,
 	"auth/metadata-var1":                        oauth,
 	"auth/metadata-var2":                        oauth,
