@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -42,22 +41,7 @@ func benchListen(t *testing.T, scripted string, transport config.Transport, n in
 	pidFile := filepath.Join(dir, "pid")
 	cfg := config.Server{Name: "modern", Type: transport, Command: scripted, Args: []string{"-era", "modern", "-pid", pidFile, toolsFile}}
 	if transport == config.TransportHTTP {
-		addrFile := filepath.Join(dir, "addr")
-		cmd := exec.Command(scripted, "-era", "modern", "-pid", pidFile, "-http", "127.0.0.1:0", "-addr", addrFile, toolsFile)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		var addr []byte
-		waitFor(t, "the scripted server to listen", 30*time.Second, func() bool {
-			var err error
-			addr, err = os.ReadFile(addrFile)
-			return err == nil && len(addr) > 0
-		})
-		cfg = config.Server{Name: "modern", Type: transport, URL: "http://" + string(addr) + "/mcp"}
+		cfg = config.Server{Name: "modern", Type: transport, URL: startScriptedHTTP(t, scripted, toolsFile, "-era", "modern", "-pid", pidFile)}
 	}
 
 	bdb, err := db.Open(ctx, filepath.Join(dir, "maven.db"))
