@@ -66,11 +66,11 @@ func TestElicitationReachesTheCallsElicitor(t *testing.T) {
 			srv := newEraServer(t, era.transport, mcptest.Options{Protocols: era.protocols}, askColour)
 			rec := newFakeReconciler()
 			opts := fastOptions()
-			opts.CallTimeout = 300 * time.Millisecond
+			opts.CallTimeout = 500 * time.Millisecond
 			m := startManager(t, map[string]config.Server{"studio": srv.cfg}, rec, opts)
 			waitNames(t, rec, "studio", "paint")
 
-			owner := &fakeElicitor{delay: 600 * time.Millisecond, answer: ElicitAnswer{Action: "accept", Content: map[string]any{"colour": "blue"}}}
+			owner := &fakeElicitor{delay: time.Second, answer: ElicitAnswer{Action: "accept", Content: map[string]any{"colour": "blue"}}}
 			res, err := m.CallTool(WithElicitor(context.Background(), owner), "studio", "paint", nil)
 			if err != nil || res.IsError || res.Output != `{"action":"accept","content":{"colour":"blue"}}` {
 				t.Fatalf("CallTool = %+v, %v; want the server to have the owner's answer", res, err)
