@@ -24,15 +24,19 @@ type Elicitation struct {
 	URL    string // url mode: the page the server wants opened; never opened
 }
 
-// ElicitAnswer is the owner's answer: Action is "accept" (with Content for the form's fields),
-// "decline" or "cancel".
+// ElicitAnswer is the owner's answer: Action is ActionAccept (with Content for the form's
+// fields), ActionDecline or ActionCancel.
 type ElicitAnswer struct {
 	Action  string
 	Content map[string]any
 }
 
-// Declined is the answer of a question that was not put to the owner, or that they refused.
-var Declined = ElicitAnswer{Action: "decline"}
+// The actions of an answer (MCP elicitation). A question not put to the owner is declined.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline" // refused, or not put to the owner
+	ActionCancel  = "cancel"  // dismissed without a choice
+)
 
 // Elicitor puts a server's questions to the owner: the voice turn that started the call. Elicit
 // blocks until the owner answers, the question is given up, or ctx is done (the call ended);
@@ -123,7 +127,7 @@ func (s *supervisor) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.E
 	}
 	if why != "" {
 		s.logger.Warn("mcp server asked for input; declined", "why", why, "mode", e.Mode, "message", s.errText(errors.New(e.Message)))
-		return &sdk.ElicitResult{Action: Declined.Action}, nil
+		return &sdk.ElicitResult{Action: ActionDecline}, nil
 	}
 	e.Tool = call.tool
 	// The wait for the owner ends with the call (cancelled, its session gone) or the request.

@@ -70,7 +70,7 @@ func TestElicitationReachesTheCallsElicitor(t *testing.T) {
 			m := startManager(t, map[string]config.Server{"studio": srv.cfg}, rec, opts)
 			waitNames(t, rec, "studio", "paint")
 
-			owner := &fakeElicitor{delay: time.Second, answer: ElicitAnswer{Action: "accept", Content: map[string]any{"colour": "blue"}}}
+			owner := &fakeElicitor{delay: time.Second, answer: ElicitAnswer{Action: ActionAccept, Content: map[string]any{"colour": "blue"}}}
 			res, err := m.CallTool(WithElicitor(context.Background(), owner), "studio", "paint", nil)
 			if err != nil || res.IsError || res.Output != `{"action":"accept","content":{"colour":"blue"}}` {
 				t.Fatalf("CallTool = %+v, %v; want the server to have the owner's answer", res, err)
@@ -124,7 +124,7 @@ func TestElicitationWithSeveralCallsInProgressIsDeclined(t *testing.T) {
 		defer s.mu.Unlock()
 		return len(s.calls) == 1
 	})
-	owner := &fakeElicitor{answer: ElicitAnswer{Action: "accept", Content: map[string]any{"colour": "red"}}}
+	owner := &fakeElicitor{answer: ElicitAnswer{Action: ActionAccept, Content: map[string]any{"colour": "red"}}}
 	res, err := m.CallTool(WithElicitor(context.Background(), owner), "studio", "paint", nil)
 	if err != nil || res.Output != `{"action":"decline"}` {
 		t.Errorf("CallTool = %+v, %v; want the question declined", res, err)

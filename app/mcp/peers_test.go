@@ -313,7 +313,7 @@ func TestPeerEverythingElicitation(t *testing.T) {
 		"e": {Type: config.TransportStdio, Command: node, Args: []string{script, "stdio"}},
 	}, rec, peerOptions())
 	waitFor(t, 30*time.Second, "server-everything's tools", func() bool { return len(rec.last("e")) == peerEverythingTools })
-	owner := &fakeElicitor{answer: Declined}
+	owner := &fakeElicitor{answer: ElicitAnswer{Action: ActionDecline}}
 	res, err := m.CallTool(WithElicitor(context.Background(), owner), "e", "trigger-elicitation-request", nil)
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)

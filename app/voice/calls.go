@@ -114,7 +114,7 @@ func (c *call) Elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitAnswer,
 	c.mu.Unlock()
 	if why != "" {
 		c.s.opts.Logger.Info("voice: declined a server's question", "tool", c.row.Name, "why", why)
-		return mcp.Declined, nil
+		return declined, nil
 	}
 	q := &serverQuestion{e: e, form: f, answer: make(chan mcp.ElicitAnswer, 1)}
 	select {
@@ -129,7 +129,7 @@ func (c *call) Elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitAnswer,
 		return a, nil
 	case <-t.C:
 		c.unanswered(q)
-		return mcp.Declined, nil
+		return declined, nil
 	case <-ctx.Done():
 		return mcp.ElicitAnswer{}, ctx.Err()
 	}

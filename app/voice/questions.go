@@ -21,6 +21,9 @@ import (
 // else, and the owner hears why. An answer only supplies what the server asked for, to the
 // call that asked: the call was approved, and confirmed if destructive, before it started.
 
+// declined is the answer to a question voice does not put, or that the owner refused.
+var declined = mcp.ElicitAnswer{Action: mcp.ActionDecline}
+
 // serverQuestion is a server's question on its way to the owner and back.
 type serverQuestion struct {
 	e      mcp.Elicitation
@@ -156,9 +159,9 @@ func (q *serverQuestion) read(said string) (mcp.ElicitAnswer, error) {
 	content := q.form.defaults()
 	if q.form.ask < 0 {
 		if !affirmative(said) {
-			return mcp.Declined, nil
+			return declined, nil
 		}
-		return mcp.ElicitAnswer{Action: "accept", Content: content}, nil
+		return mcp.ElicitAnswer{Action: mcp.ActionAccept, Content: content}, nil
 	}
 	field := q.form.fields[q.form.ask]
 	words := phrases.Words(said)
@@ -173,7 +176,7 @@ func (q *serverQuestion) read(said string) (mcp.ElicitAnswer, error) {
 		return mcp.ElicitAnswer{}, err
 	}
 	content[field.Name] = v
-	return mcp.ElicitAnswer{Action: "accept", Content: content}, nil
+	return mcp.ElicitAnswer{Action: mcp.ActionAccept, Content: content}, nil
 }
 
 // putQuestion makes a server's question this turn's reply; the next turn of the conversation
@@ -183,7 +186,7 @@ func (s *Service) putQuestion(ctx context.Context, c *call, q *serverQuestion, r
 	row := c.row
 	key, err := argsKey(c.args)
 	if err != nil {
-		q.settle(mcp.Declined)
+		q.settle(declined)
 		return s.await(ctx, c, req, now)
 	}
 	s.convs.put(&pending{conversation: req.Conversation, toolID: row.ID, fingerprint: row.Fingerprint,
@@ -202,7 +205,7 @@ type serverAsk struct {
 // drop declines the question and stops the call: no answer will come (a lock, a flood of
 // conversations evicted it).
 func (a *serverAsk) drop() {
-	a.q.settle(mcp.Declined)
+	a.q.settle(declined)
 	a.call.cancel()
 }
 
@@ -218,7 +221,7 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 	// "Never mind" dismisses a question for a value. A read-back is declined by anything but
 	// a yes, and to a yes-or-no question "no" is the answer.
 	if q.form.ask >= 0 && q.form.fields[q.form.ask].Type != "boolean" && slices.Contains(cancellations, heardAs(req.Text)) {
-		q.settle(mcp.ElicitAnswer{Action: "cancel"})
+		q.settle(mcp.ElicitAnswer{Action: mcp.ActionCancel})
 		return s.await(ctx, c, req, now)
 	}
 	a, err := q.read(req.Text)
@@ -228,7 +231,7 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 			c.declined = append(c.declined, fmt.Sprintf("I still did not get %s, so I declined %s's question.",
 				spokenWords(q.form.fields[q.form.ask].Name), spokenWords(q.e.Server)))
 			c.mu.Unlock()
-			q.settle(mcp.Declined)
+			q.settle(declined)
 			return s.await(ctx, c, req, now)
 		}
 		return s.putQuestion(ctx, c, q, req, err, p.tries+1, now)
