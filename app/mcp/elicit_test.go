@@ -136,3 +136,16 @@ func TestElicitationWithSeveralCallsInProgressIsDeclined(t *testing.T) {
 		t.Errorf("the slow call: %v", err)
 	}
 }
+
+// A 2025-era server may ask while Maven lists its tools: no voice turn is in progress, so the
+// question is declined and logged, and the list is reconciled all the same.
+func TestElicitationDuringARefreshIsDeclined(t *testing.T) {
+	scripted := mcptest.New(mcptest.Options{Protocols: mcptest.Legacy, ElicitOnList: askColour.Elicit}, echoTool)
+	srv := newRestartable(t, scripted.HTTPHandler())
+	rec := newFakeReconciler()
+	startManager(t, map[string]config.Server{"asker": {Type: config.TransportHTTP, URL: srv.url("/mcp")}}, rec, fastOptions())
+	waitNames(t, rec, "asker", "echo")
+	if got := scripted.ListAnswers(); len(got) == 0 || got[0] != ActionDecline {
+		t.Errorf("the server's question during tools/list got %q, want it declined", got)
+	}
+}

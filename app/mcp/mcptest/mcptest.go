@@ -69,6 +69,10 @@ type Options struct {
 	// Quiet leaves listChanged out of the tools capability, so clients learn of a change only by
 	// listing again.
 	Quiet bool
+	// ElicitOnList, if set, is an elicitation request (ElicitParams as JSON) the server sends the
+	// client while it answers tools/list, as a 2025-era server may at any time; ListAnswers
+	// returns the client's answers. A 2026-07-28 server cannot: it sends no requests.
+	ElicitOnList json.RawMessage
 }
 
 // Scripted is an MCP server whose tools tests change at run time. It is safe for concurrent
@@ -89,6 +93,7 @@ type Scripted struct {
 	calls    map[string]int
 	failList atomic.Bool
 	requests atomic.Int64
+	answers  []string // the client's answers to ElicitOnList
 }
 
 // NewScripted returns a scripted server offering tools.
@@ -122,6 +127,9 @@ func New(opts Options, tools ...ToolSpec) *Scripted {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			if method == "tools/list" && s.failList.Load() {
 				return nil, errors.New("scripted tools/list failure")
+			}
+			if method == "tools/list" && len(opts.ElicitOnList) > 0 {
+				s.askOnList(ctx, req, opts.ElicitOnList)
 			}
 			return next(ctx, method, req)
 		}
@@ -291,6 +299,33 @@ func (s *Scripted) handler(name string) sdk.ToolHandler {
 			IsError: spec.IsError,
 		}, nil
 	}
+}
+
+// askOnList sends the client an elicitation request while a tools/list waits, and records its
+// answer (or the error) for ListAnswers.
+func (s *Scripted) askOnList(ctx context.Context, req sdk.Request, params json.RawMessage) {
+	var p sdk.ElicitParams
+	answer := ""
+	if err := json.Unmarshal(params, &p); err != nil {
+		answer = "bad ElicitOnList: " + err.Error()
+	} else if ss, ok := req.GetSession().(*sdk.ServerSession); !ok {
+		answer = "no session to ask"
+	} else if res, err := ss.Elicit(ctx, &p); err != nil {
+		answer = "error: " + err.Error()
+	} else {
+		answer = res.Action
+	}
+	s.mu.Lock()
+	s.answers = append(s.answers, answer)
+	s.mu.Unlock()
+}
+
+// ListAnswers returns the client's answers to ElicitOnList, one per tools/list: an action, or
+// the error.
+func (s *Scripted) ListAnswers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.answers)
 }
 
 // elicitID names the one input request an eliciting tool makes.
