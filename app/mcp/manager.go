@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
+	"maven/app/oauth"
 	"maven/app/runner"
 )
 
@@ -88,6 +89,9 @@ type ManagerOptions struct {
 	Getenv func(string) string
 	// Version is the client version sent in initialize ("dev").
 	Version string
+	// OAuth signs Maven in to remote (streamable HTTP) servers that refuse it, and keeps their
+	// sealed tokens; nil leaves such servers failing like any other refusal.
+	OAuth *oauth.Service
 	// ApproveStdio reports whether the owner approved a stdio server's command line (see
 	// StdioCommand); the supervisor asks before every start, and an unapproved command line
 	// never starts: the server shows as StateAwaitingApproval until Wake. Nil approves
@@ -217,7 +221,7 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 	m.mu.Unlock()
 	for _, name := range m.names {
 		s := m.sups[name]
-		if !s.needsSecrets {
+		if !s.needsSecrets && !s.sealedAuth.Load() {
 			continue
 		}
 		if lookup == nil {
@@ -315,7 +319,11 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	defer stop()
 	res, err := callDetached(callCtx, cs, tool, args)
 	if err == nil {
+		s.callSucceeded()
 		return FlattenResult(res), nil
+	}
+	if needsAuth := s.refusedCall(err); needsAuth != nil {
+		return runner.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, needsAuth)
 	}
 	if ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {
 		// A call cut off by its connection breaking (the server hung up, or sent what cannot be
@@ -351,7 +359,7 @@ func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, 
 	if s.cfg.Disabled {
 		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrDisabled)
 	}
-	if s.needsSecrets {
+	if s.needsSecrets || s.sealedAuth.Load() {
 		// Checked here as well as by the state, so a call racing a lock is refused.
 		if lookup, _ := m.lookup(); lookup == nil {
 			return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrLocked)

@@ -104,6 +104,14 @@ func (s *Server) Revoke() {
 	clear(s.refresh)
 }
 
+// RevokeRefresh makes the refresh tokens issued so far worthless (invalid_grant), leaving the
+// access tokens to expire on their own.
+func (s *Server) RevokeRefresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.refresh)
+}
+
 // Problems are the protocol mistakes the fake saw a client make (a missing PKCE verifier, a
 // wrong resource, an unknown client…); a well-behaved client leaves none.
 func (s *Server) Problems() []string {
