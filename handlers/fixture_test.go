@@ -131,6 +131,8 @@ type fixture struct {
 	// srv, once listen has started it, carries every browser's requests over real HTTP.
 	srv *httptest.Server
 	tls bool // the daemon is reached over HTTPS: Secure __Host- cookies (set before boot)
+	// problems are the config's problems and the last reload's refusal, as /tools shows them.
+	problems *config.Problems
 }
 
 // The tokens of the fixture's voice webhook and metrics.
@@ -210,7 +212,7 @@ func newFixture(t testing.TB) *fixture { return newVaultFixture(t, "") }
 func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir(), logs: &syncBuffer{}, clock: &clock{t: time.Now()},
-		servers: &fakeServers{}, waker: &fakeWaker{}}
+		servers: &fakeServers{}, waker: &fakeWaker{}, problems: &config.Problems{}}
 	if serversJSON != "" {
 		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
 		if err != nil {
@@ -299,8 +301,9 @@ func (f *fixture) boot() {
 		// Only the real-HTTP tests connect from loopback (see listen).
 		TrustedProxies: []netip.Prefix{trustedProxy},
 		// No such file: the defaults run.
-		ConfigPath:  "/etc/maven/maven.json",
-		SecretUsers: config.Config{MCPServers: f.mcpServers}.SecretUsers(),
+		ConfigPath:     "/etc/maven/maven.json",
+		SecretUsers:    config.Config{MCPServers: f.mcpServers}.SecretUsers,
+		ConfigProblems: f.problems,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
 	"maven/app/oauth"
@@ -132,9 +133,20 @@ type Deps struct {
 	// not exist and the defaults run); an empty /tools names it.
 	ConfigPath   string
 	ConfigLoaded bool
-	// SecretUsers maps each secret the config refers to onto the servers that use it
-	// (config.Config.SecretUsers); /secrets lists them, and which are missing.
-	SecretUsers map[string][]string
+	// SecretUsers maps each secret the running config refers to onto the servers that use it
+	// (config.Config.SecretUsers), as of now: a reload changes it. /secrets lists them, and
+	// which are missing. Nil: none.
+	SecretUsers func() map[string][]string
+	// ConfigProblems are what the running config holds that Maven runs despite, and the last
+	// reload's refusal; /tools shows them. Nil shows none.
+	ConfigProblems ConfigProblems
+}
+
+// ConfigProblems is what /tools shows of the config's problems (*config.Problems).
+type ConfigProblems interface {
+	List() []config.Problem
+	// Refused returns the config the last reload refused, and false if it applied its own.
+	Refused() (config.Refusal, bool)
 }
 
 // server carries the dependencies of every handler.
@@ -157,8 +169,9 @@ type server struct {
 	now      func() time.Time
 	config   views.ConfigInfo
 	origins  []string
-	// secretUsers: secret name → the configured servers that refer to it.
-	secretUsers map[string][]string
+	// secretUsers: secret name → the configured servers that refer to it, as of now.
+	secretUsers    func() map[string][]string
+	configProblems ConfigProblems
 	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
 	// source; recovery codes in total too.
 	ceremoniesBySource *sourceLimits
@@ -188,7 +201,10 @@ func Routes(d Deps) (http.Handler, error) {
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth, guides: d.Guides, phrases: d.Phrases,
 		activity: d.Activity, views: d.Views, assets: d.Assets, now: d.Now,
 		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
-		secretUsers: d.SecretUsers,
+		secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
+	}
+	if s.secretUsers == nil {
+		s.secretUsers = func() map[string][]string { return nil }
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -34,7 +34,7 @@ func (s *server) secretsPage(w http.ResponseWriter, r *http.Request) error {
 // use each, and which are missing (the same list as `maven secret list`).
 func (s *server) secretsCard(r *http.Request) (views.SecretsCard, error) {
 	card := views.SecretsCard{HasVault: s.vault.HasVault()}
-	_, uses, err := s.vault.Inventory(r.Context(), s.secretUsers)
+	_, uses, err := s.vault.Inventory(r.Context(), s.secretUsers())
 	if err != nil {
 		return card, err
 	}

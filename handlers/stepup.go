@@ -111,8 +111,9 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 // stopping says which servers stop when the secrets a deletion names are gone.
 func (s *server) stopping(a auth.Approval) string {
 	var servers []string
+	users := s.secretUsers()
 	for _, it := range a.Items {
-		servers = append(servers, s.secretUsers[it.Digest]...)
+		servers = append(servers, users[it.Digest]...)
 	}
 	if len(servers) == 0 {
 		return ""

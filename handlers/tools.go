@@ -104,7 +104,7 @@ func (s *server) toolsPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.renderPage(w, r, http.StatusOK, views.PageTools, views.ToolsPage{
-		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: servers,
+		Page: s.pageInfo(r, "Tools", "tools"), List: list, Servers: servers, Config: s.configNotes(),
 	})
 	return nil
 }

@@ -46,6 +46,28 @@ type ToolsPage struct {
 	Page
 	List    ToolList
 	Servers ServersCard
+	Config  *ConfigNotes // nil: nothing to say about the config
+}
+
+// ConfigNotes is what /tools says about the config file: a reload that refused it, and what
+// the config that runs holds that Maven runs despite.
+type ConfigNotes struct {
+	Path     string         // the config file
+	Refused  *ConfigRefusal // nil unless the last reload refused the file
+	Problems []ConfigProblem
+}
+
+// ConfigRefusal is a config a reload refused whole, the running one staying.
+type ConfigRefusal struct {
+	At     Time
+	Errors []ConfigProblem
+}
+
+// ConfigProblem is one error or warning about a key of the config.
+type ConfigProblem struct {
+	Key     Text // "" when it concerns the whole file
+	Message Text
+	Error   bool // that part of the config is not in effect; else a warning
 }
 
 // ToolList is the searchable, filtered, paginated list of allowlist rows, grouped by server;

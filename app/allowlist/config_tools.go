@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
+
+// removedFromConfig is the provenance of a row withdrawn because the config no longer names it.
+const removedFromConfig = "removed from config"
 
 // LocalTool is a local command as the config names it.
 type LocalTool struct {
@@ -55,7 +59,7 @@ func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) ([]Ref
 			if kept[r.ID] || r.State == StateWithdrawn {
 				continue
 			}
-			if _, err := tx.Withdraw(ctx, r.ID, "config", "removed from config"); err != nil {
+			if _, err := tx.Withdraw(ctx, r.ID, "config", removedFromConfig); err != nil {
 				return err
 			}
 		}
@@ -65,4 +69,42 @@ func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) ([]Ref
 		return nil, err
 	}
 	return refused, nil
+}
+
+// WithdrawRemovedServers withdraws, in one transaction, every row of an MCP server that is not
+// in servers (the configured ones) and is not withdrawn yet, saying "removed from config", and
+// returns the servers whose rows it withdrew, sorted. Removing a server from the config is the
+// owner's own act, unlike a server that is down, which withdraws nothing (DESIGN.md rule 10); a
+// server that comes back proposes its tools again, as a withdrawn tool that reappears does.
+func (s *Service) WithdrawRemovedServers(ctx context.Context, servers []string) ([]string, error) {
+	configured := make(map[string]bool, len(servers))
+	for _, name := range servers {
+		configured[name] = true
+	}
+	var withdrawn []string
+	err := s.Update(ctx, func(tx *Tx) error {
+		withdrawn = nil
+		rows, err := tx.st.ListTools(ctx, Filter{States: []State{StateProposed, StateEnabled, StateDisabled}})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			server := r.Server()
+			if !r.IsMCP() || configured[server] {
+				continue
+			}
+			if _, err := tx.Withdraw(ctx, r.ID, "config", removedFromConfig); err != nil {
+				return err
+			}
+			if !slices.Contains(withdrawn, server) {
+				withdrawn = append(withdrawn, server)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("withdraw the rows of removed servers: %w", err)
+	}
+	slices.Sort(withdrawn)
+	return withdrawn, nil
 }

@@ -56,6 +56,12 @@ func TestOAuthKey(t *testing.T) {
 			t.Errorf("oauth %s: error %v, want %q", b.in, err, b.want)
 		}
 	}
+	// A reload names the key that changed.
+	changed := Server{Type: TransportHTTP, URL: "https://t.example/mcp", OAuth: &OAuth{ClientID: "c", Scopes: []string{"a"}}}
+	if keys := changed.ChangedKeys(Server{Type: TransportHTTP, URL: "https://t.example/mcp", OAuth: &OAuth{ClientID: "c", Scopes: []string{"b"}}}); !cmp.Equal(keys, []string{"oauth"}) {
+		t.Errorf("changed keys %v, want oauth", keys)
+	}
+
 	_, err = Parse([]byte(`{"mcpServers": {"m": {"command": "x", "oauth": {"client_id": "c"}}}}`))
 	if err == nil || !strings.Contains(err.Error(), `mcpServers.m.oauth: not allowed for a server of type "stdio"`) {
 		t.Errorf("oauth on a stdio server: %v", err)

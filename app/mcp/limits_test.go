@@ -35,7 +35,7 @@ func TestLimitedBody(t *testing.T) {
 func TestErrTextIsCutAfterMasking(t *testing.T) {
 	m := NewManager(map[string]config.Server{"s": {Type: config.TransportHTTP, URL: "http://127.0.0.1:1/mcp"}},
 		newFakeReconciler(), fastOptions(), nil)
-	s := m.sups["s"]
+	s := m.servers.Load().byName["s"]
 	s.secretVals = [][]byte{[]byte("hunter2-hunter2")}
 	// The secret straddles the cut: masked first, none of it survives.
 	msg := s.errText(errors.New(strings.Repeat("a", maxErrorText-5) + "hunter2-hunter2" + strings.Repeat("b", 1<<20)))

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -131,18 +132,22 @@ type Manager struct {
 	rec     Reconciler
 	opts    ManagerOptions
 	logger  *slog.Logger
-	sups    map[string]*supervisor
-	names   []string // sorted
 	changes chan struct{}
 	// The list caps; fields so that tests can lower them.
 	maxPages, maxTools int
+	// servers is what the Manager runs; Reconfigure replaces it whole, so readers need no lock.
+	servers atomic.Pointer[supervisorSet]
+	// reconfiguring serializes Reconfigure.
+	reconfiguring sync.Mutex
 
 	mu         sync.Mutex
 	secrets    func(string) ([]byte, bool)
 	secretsGen uint64 // bumped by every SetSecrets
 	started    bool
 	closed     bool
+	runCtx     context.Context // the context Run was given, for supervisors started later
 	cancel     context.CancelFunc
+	runs       map[*supervisor]*running // the supervisors' goroutines
 	wg         sync.WaitGroup
 }
 
@@ -159,20 +164,17 @@ func NewManager(servers map[string]config.Server, rec Reconciler, opts ManagerOp
 		rec:      rec,
 		opts:     opts.withDefaults(),
 		logger:   logger,
-		sups:     make(map[string]*supervisor, len(servers)),
 		changes:  make(chan struct{}, 1),
 		maxPages: MaxListPages,
 		maxTools: MaxListTools,
 		secrets:  opts.Secrets,
+		runs:     map[*supervisor]*running{},
 	}
-	for name, cfg := range servers {
-		if cfg.Name == "" {
-			cfg.Name = name
-		}
-		m.sups[name] = newSupervisor(m, name, cfg)
-		m.names = append(m.names, name)
+	set := newSupervisorSet()
+	for _, name := range sortedKeys(servers) {
+		set.add(newSupervisor(m, name, withName(name, servers[name])))
 	}
-	slices.Sort(m.names)
+	m.servers.Store(set)
 	return m
 }
 
@@ -187,10 +189,9 @@ func (m *Manager) Run(ctx context.Context) {
 		return
 	}
 	m.started = true
-	ctx, m.cancel = context.WithCancel(ctx)
-	for _, name := range m.names {
-		s := m.sups[name]
-		m.wg.Go(func() { s.run(ctx) })
+	m.runCtx, m.cancel = context.WithCancel(ctx)
+	for _, s := range m.servers.Load().list() {
+		m.start(s)
 	}
 }
 
@@ -219,8 +220,8 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 	m.secrets = lookup
 	m.secretsGen++
 	m.mu.Unlock()
-	for _, name := range m.names {
-		s := m.sups[name]
+	// Loaded after the secrets changed: a server Reconfigure adds later starts with them.
+	for _, s := range m.servers.Load().list() {
 		if !s.needsSecrets && !s.sealedAuth.Load() {
 			continue
 		}
@@ -239,7 +240,7 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 // Wake makes server's supervisor look again at once at what it waits for: its secrets, or the
 // approval of its command line. An unknown server is ignored. It never blocks.
 func (m *Manager) Wake(server string) {
-	if s, ok := m.sups[server]; ok {
+	if s, ok := m.servers.Load().byName[server]; ok {
 		s.signal()
 	}
 }
@@ -265,9 +266,10 @@ func (m *Manager) generation() uint64 {
 
 // Status returns every server's status, sorted by name.
 func (m *Manager) Status() []ServerStatus {
-	out := make([]ServerStatus, 0, len(m.names))
-	for _, name := range m.names {
-		out = append(out, m.sups[name].snapshot())
+	sups := m.servers.Load().list()
+	out := make([]ServerStatus, 0, len(sups))
+	for _, s := range sups {
+		out = append(out, s.snapshot())
 	}
 	return out
 }
@@ -287,11 +289,7 @@ func (m *Manager) notifyChange() {
 // AllowTools returns the server's configured allow_tools (DESIGN.md rule 15), nil for an
 // unknown server.
 func (m *Manager) AllowTools(server string) []string {
-	s, ok := m.sups[server]
-	if !ok {
-		return nil
-	}
-	return slices.Clone(s.cfg.AllowTools)
+	return slices.Clone(m.servers.Load().allow[server])
 }
 
 // CallTool calls tool on server with args and flattens the result (see FlattenResult). It
@@ -300,7 +298,7 @@ func (m *Manager) AllowTools(server string) []string {
 // bounded by CallTimeout and ends early if the session ends (ErrNotConnected) or ctx is done
 // (then the error wraps ctx.Err()). A tool that reports failure is a Result with IsError set.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[string]any) (runner.Result, error) {
-	s, ok := m.sups[server]
+	s, ok := m.servers.Load().byName[server]
 	if !ok {
 		return runner.Result{}, fmt.Errorf("mcp server %q: %w", server, ErrUnknownServer)
 	}

@@ -685,7 +685,7 @@ func TestManagerChangesFire(t *testing.T) {
 func TestRequestRefreshCoalesces(t *testing.T) {
 	m := NewManager(map[string]config.Server{"s": {Name: "s", Type: config.TransportHTTP, URL: "http://127.0.0.1:1/mcp"}},
 		newFakeReconciler(), ManagerOptions{}, nil)
-	s := m.sups["s"]
+	s := m.servers.Load().byName["s"]
 	for range 100 {
 		s.requestRefresh()
 	}

@@ -137,7 +137,7 @@ func (s *supervisor) waiting() *authWait {
 // that (ErrNoSignInNeeded, ErrSignInChanged). Once the callback finishes it, the server dials
 // with its new token; a failure shows on its card.
 func (m *Manager) SignIn(ctx context.Context, server, digest, session, origin string) (string, error) {
-	s, ok := m.sups[server]
+	s, ok := m.servers.Load().byName[server]
 	if !ok {
 		return "", fmt.Errorf("mcp server %q: %w", server, ErrUnknownServer)
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,76 +17,8 @@ import (
 	"maven/app/ipc"
 	"maven/app/vault"
 	"maven/db"
+	"maven/internal/daemontest"
 )
-
-// webBrowser stands in for the owner's browser against a real daemon: it keeps cookies and
-// sends the Origin and Sec-Fetch-Site a same-origin page sends.
-type webBrowser struct {
-	t      *testing.T
-	origin string // http://localhost:PORT, the daemon's derived origin
-	client *http.Client
-}
-
-func newWebBrowser(t *testing.T, d *daemonProc) *webBrowser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, _ := strings.Cut(d.addr, ":")
-	return &webBrowser{t: t, origin: "http://localhost:" + port, client: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
-}
-
-// postJSON posts v as maven.js does and decodes the JSON answer into out; it fails the test
-// unless the answer is 200.
-func (b *webBrowser) postJSON(path string, v, out any) {
-	b.t.Helper()
-	body, err := json.Marshal(v)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, b.origin+path, bytes.NewReader(body))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Origin", b.origin)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var raw bytes.Buffer
-	raw.ReadFrom(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		b.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw.String())
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw.Bytes(), out); err != nil {
-			b.t.Fatalf("POST %s: %v: %s", path, err, raw.String())
-		}
-	}
-}
-
-// ceremony runs a WebAuthn begin/finish pair: a answers begin's options with answer (Create or
-// Get), and the answer is posted to finish with extra fields.
-func (b *webBrowser) ceremony(begin, finish string, beginBody map[string]any, answer func([]byte) ([]byte, error), extra map[string]any, out any) {
-	b.t.Helper()
-	var opts struct {
-		Options json.RawMessage `json:"options"`
-	}
-	b.postJSON(begin, beginBody, &opts)
-	cred, err := answer(opts.Options)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	body := map[string]any{"credential": json.RawMessage(cred)}
-	for k, v := range extra {
-		body[k] = v
-	}
-	b.postJSON(finish, body, out)
-}
 
 // setUpOwner registers a's passkey through a setup link and lets it unlock, which makes the
 // vault, as the owner's first visit does; it returns the recovery code shown once.
@@ -101,24 +29,19 @@ func setUpOwner(t *testing.T, d *daemonProc, a *authtest.Authenticator) string {
 	if err != nil || json.Unmarshal([]byte(out), &link) != nil {
 		t.Fatalf("setup-link: %v %s", err, out)
 	}
-	u, err := url.Parse(link.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newWebBrowser(t, d)
-	var reg struct {
-		ID  int64 `json:"id"`
-		PRF bool  `json:"prf"`
-	}
-	b.ceremony("/setup/begin", "/setup/finish", map[string]any{"token": u.Query().Get("token")}, a.Create, map[string]any{"name": "Phone"}, &reg)
-	if !reg.PRF {
-		t.Fatalf("registration: %+v", reg)
+	ctx := context.Background()
+	b := daemontest.NewBrowser(d.proc)
+	reg, err := b.Register(ctx, link.URL, a, "Phone")
+	if err != nil || !reg.PRF {
+		t.Fatalf("registration: %v %+v", err, reg)
 	}
 	var enrolled struct {
 		OK           bool   `json:"ok"`
 		RecoveryCode string `json:"recovery_code"`
 	}
-	b.ceremony("/passkeys/"+strconv.FormatInt(reg.ID, 10)+"/enroll/begin", "/passkeys/enroll/finish", map[string]any{}, a.Get, nil, &enrolled)
+	if err := b.Ceremony(ctx, "/passkeys/"+strconv.FormatInt(reg.ID, 10)+"/enroll/begin", "/passkeys/enroll/finish", map[string]any{}, a.Get, nil, &enrolled); err != nil {
+		t.Fatal(err)
+	}
 	if !enrolled.OK || enrolled.RecoveryCode == "" {
 		t.Fatalf("enroll: %+v", enrolled)
 	}
@@ -133,7 +56,7 @@ func TestBackupWhileWritingRestores(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	d := startDaemon(t, data)
-	a := authtest.New(newWebBrowser(t, d).origin)
+	a := authtest.New(d.proc.Origin())
 	code := setUpOwner(t, d, a)
 	if out, err := secretSet(t, data, "tok", "the-sealed-value"); err != nil {
 		t.Fatalf("secret set: %v %s", err, out)
@@ -194,11 +117,13 @@ func TestBackupWhileWritingRestores(t *testing.T) {
 	if h := healthz(t, d2); h != daemonLocked {
 		t.Fatalf("the restored daemon boots %s", h)
 	}
-	a.Origin = newWebBrowser(t, d2).origin // another port, the same RP ID
+	a.Origin = d2.proc.Origin() // another port, the same RP ID
 	var unlocked struct {
 		OK bool `json:"ok"`
 	}
-	newWebBrowser(t, d2).ceremony("/unlock/begin", "/unlock/finish", map[string]any{}, a.Get, nil, &unlocked)
+	if err := daemontest.NewBrowser(d2.proc).Ceremony(context.Background(), "/unlock/begin", "/unlock/finish", map[string]any{}, a.Get, nil, &unlocked); err != nil {
+		t.Fatal(err)
+	}
 	if !unlocked.OK || healthz(t, d2) != daemonUnlocked {
 		t.Fatalf("the passkey does not unlock the restored vault: %+v %s", unlocked, healthz(t, d2))
 	}

@@ -66,36 +66,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func cliStatus(ctx context.Context, in *invocation, args []string) error {
-	f, rest, _, err := in.parseClient("status", args, true)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return usagef("status", "status takes no arguments")
-	}
-	stdout := in.stdout
-	var st statusResult
-	if err := f.call(ctx, "status", nil, &st); err != nil {
-		return err
-	}
-	if f.json {
-		return writeJSON(stdout, st)
-	}
-	lock := "unlocked"
-	if st.Locked {
-		lock = "locked"
-	}
-	fmt.Fprintf(stdout, "maven %s, %s, listening on %s, up since %s, data in %s\n", st.Version, lock, st.Listen,
-		st.StartedAt.Local().Format(time.DateTime), reveal.OneLine(st.DataDir))
-	fmt.Fprintf(stdout, "tools: %d enabled, %d proposed, %d disabled, %d withdrawn\n",
-		st.Tools["enabled"], st.Tools["proposed"], st.Tools["disabled"], st.Tools["withdrawn"])
-	for _, p := range st.ConfigProblems {
-		fmt.Fprintf(stdout, "config %s: %s: %s\n", p.Level, reveal.OneLine(p.Key), reveal.OneLine(p.Msg))
-	}
-	return nil
-}
-
 func cliTools(ctx context.Context, in *invocation, args []string) error {
 	f, rest, _, err := in.parseClient("tools", args, true)
 	if err != nil {

@@ -24,7 +24,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "[--config FILE] [--data DIR] [--listen ADDR] [--log-format text|json] [--log-level LEVEL]", "run the daemon", serve},
-		{"status", "[--json] [--data DIR]", "the daemon's version, lock state, tools and config problems", cliStatus},
+		{"status", "[--json] [--data DIR]", "the daemon's version, lock state, tools, servers that need you, config problems", cliStatus},
+		{"reload", "[--json] [--data DIR]", "read the config again and apply it (as SIGHUP does); print what changed", cliReload},
 		{"tools", "[--json] [--data DIR]", "the act allowlist", cliTools},
 		{"propose", "NAME [--json] [--data DIR] -- ARGV...", "propose a local command; it runs only once enabled on /tools", cliPropose},
 		{"mcp-servers", "[--json] [--data DIR]", "MCP servers: state, trust, last error", cliMCPServers},

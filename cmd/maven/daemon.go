@@ -9,6 +9,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
 	"maven/app/config"
@@ -23,12 +24,16 @@ type daemon struct {
 	started time.Time
 	listen  string
 	dataDir string // absolute
-	cfg     config.Config
-	tools   *allowlist.Service
-	auth    *auth.Service
-	mcp     *mcp.Manager
-	vault   *vault.Gate
-	tokens  *bearer.Tokens
+	// cfg is the config as the daemon started, its listen address resolved: what needs a
+	// restart (origins) stays true of it. The servers and tools a reload changes are reload's.
+	cfg      config.Config
+	reload   *reloader
+	commands *approval.Service // stdio command lines and their approvals
+	tools    *allowlist.Service
+	auth     *auth.Service
+	mcp      *mcp.Manager
+	vault    *vault.Gate
+	tokens   *bearer.Tokens
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
 	events        *activity.Log // what `events` reads
@@ -58,36 +63,8 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"events":               d.ipcEvents,
 		"secret_list":          d.ipcSecretList,
 		"backup":               d.ipcBackup,
+		"reload":               d.reload.ipcReload,
 	}
-}
-
-// statusResult is the `status` IPC result.
-type statusResult struct {
-	Version   string         `json:"version"`
-	Commit    string         `json:"commit"`   // the VCS revision the daemon was built from, "" if unknown
-	Modified  bool           `json:"modified"` // built from a working tree with uncommitted changes
-	Go        string         `json:"go"`
-	DataDir   string         `json:"data_dir"` // absolute
-	Locked    bool           `json:"locked"`
-	Listen    string         `json:"listen"`
-	StartedAt time.Time      `json:"started_at"`
-	Tools     map[string]int `json:"tools"` // rows by state
-	// ConfigProblems are what the config holds that the daemon started despite, errors first.
-	ConfigProblems []config.Problem `json:"config_problems"`
-}
-
-func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) {
-	byState, err := d.tools.CountByState(ctx, allowlist.Filter{})
-	if err != nil {
-		return nil, err
-	}
-	counts := map[string]int{}
-	for _, s := range allowlist.States() {
-		counts[string(s)] = byState[s]
-	}
-	b := readBuildInfo()
-	return statusResult{Version: b.Version, Commit: b.Commit, Modified: b.Modified, Go: b.Go, DataDir: d.dataDir,
-		Locked: d.Locked(), Listen: d.listen, StartedAt: d.started.UTC(), Tools: counts, ConfigProblems: d.problems.List()}, nil
 }
 
 // toolResult is one row of the `tools` IPC result (DESIGN.md, Interfaces).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,10 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,14 +47,12 @@ func mavenBinary(t *testing.T) string {
 
 // daemonProc is a running `maven serve`.
 type daemonProc struct {
+	proc   *daemontest.Daemon
 	cmd    *exec.Cmd
 	addr   string
 	data   string
 	stderr *daemontest.Log
-	done   chan error
 }
-
-var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
 // startDaemon starts the daemon on a random port and waits until /healthz answers.
 func startDaemon(t *testing.T, data string, extra ...string) *daemonProc {
@@ -67,75 +62,26 @@ func startDaemon(t *testing.T, data string, extra ...string) *daemonProc {
 
 // daemonCommand is `maven serve` of the binary bin on data and a random port.
 func daemonCommand(t *testing.T, bin, data string, extra ...string) *exec.Cmd {
-	args := append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir() // no maven.json here: the embedded defaults
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	return cmd
+	return daemontest.Command(bin, data, t.TempDir(), extra...) // no maven.json there: the embedded defaults
 }
 
 // runDaemon starts cmd, a `maven serve` keeping its data in data, and waits until /healthz
 // answers.
 func runDaemon(t *testing.T, cmd *exec.Cmd, data string) *daemonProc {
 	t.Helper()
-	pr, pw := io.Pipe()
-	d := &daemonProc{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1)}
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
+	d, err := daemontest.Start(cmd, data, 20*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { d.done <- cmd.Wait(); pw.Close() }()
-	addrCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			line := sc.Text()
-			d.stderr.Write([]byte(line + "\n"))
-			if m := listeningRE.FindStringSubmatch(line); m != nil {
-				select {
-				case addrCh <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-d.done
-		}
-	})
-	select {
-	case d.addr = <-addrCh:
-	case err := <-d.done:
-		t.Fatalf("daemon exited before listening: %v\n%s", err, d.stderr.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("daemon did not log its address\n%s", d.stderr.String())
-	}
-	waitFor(t, 10*time.Second, func() bool {
-		resp, err := http.Get("http://" + d.addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return d
+	t.Cleanup(d.Kill)
+	return &daemonProc{proc: d, cmd: d.Cmd, addr: d.Addr, data: data, stderr: d.Log}
 }
 
 // stop sends SIGTERM and waits for a clean exit.
 func (d *daemonProc) stop(t *testing.T) {
 	t.Helper()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-d.done:
-		if err != nil {
-			t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, d.stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("daemon did not stop after SIGTERM\n%s", d.stderr.String())
+	if err := d.proc.Stop(15 * time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, d.stderr.String())
 	}
 }
 

@@ -60,14 +60,15 @@ func (l *loopbackServer) stop() {
 
 // serverStatus is one entry of `maven mcp-servers --json`.
 type serverStatus struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	Target    string `json:"target"`
-	State     string `json:"state"`
-	Trust     string `json:"trust"`
-	TrustText string `json:"trust_text"`
-	LastError string `json:"last_error"`
-	Tools     int    `json:"tools"`
+	Name      string    `json:"name"`
+	Transport string    `json:"transport"`
+	Target    string    `json:"target"`
+	State     string    `json:"state"`
+	Trust     string    `json:"trust"`
+	TrustText string    `json:"trust_text"`
+	LastError string    `json:"last_error"`
+	Since     time.Time `json:"since"`
+	Tools     int       `json:"tools"`
 }
 
 func mcpServers(t *testing.T, data string) map[string]serverStatus {

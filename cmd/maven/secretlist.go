@@ -34,7 +34,7 @@ func (d *daemon) ipcSecretList(ctx context.Context, params json.RawMessage) (any
 	if err := ipc.DecodeParams(params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	locked, uses, err := d.vault.Inventory(ctx, d.cfg.SecretUsers())
+	locked, uses, err := d.vault.Inventory(ctx, d.reload.secretUsers())
 	if err != nil {
 		return nil, err
 	}

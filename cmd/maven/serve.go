@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alexedwards/scs/sqlite3store"
@@ -36,22 +38,23 @@ import (
 	"maven/views"
 )
 
-// loadConfig reads the config file. A missing default maven.json means the embedded defaults; a
-// missing file the owner named is an error.
-func loadConfig(f serveFlags, getenv func(string) string) (config.Config, error) {
-	cfg, err := config.Load(f.configPath, getenv)
+// loadConfig reads the config file, and reports whether there was one. A missing default
+// maven.json means the embedded defaults; a missing file the owner named is an error.
+func loadConfig(f serveFlags, getenv func(string) string) (cfg config.Config, fromFile bool, err error) {
+	cfg, err = config.Load(f.configPath, getenv)
+	fromFile = err == nil
 	if errors.Is(err, fs.ErrNotExist) && !f.configExplicit {
 		cfg, err = config.Default(), nil
 	}
 	if err != nil {
-		return config.Config{}, err
+		return config.Config{}, false, err
 	}
 	if f.listen != "" {
 		if err := cfg.SetListen(f.listen); err != nil {
-			return config.Config{}, err
+			return config.Config{}, false, err
 		}
 	}
-	return cfg, nil
+	return cfg, fromFile, nil
 }
 
 // serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
@@ -63,13 +66,17 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	if err := forbidMemoryReads(); err != nil {
 		return err
 	}
+	// SIGHUP reloads the config; caught from the start, since by default it ends the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	getenv := in.getenv
 	flags, err := in.parseServeFlags(args)
 	if err != nil {
 		return err
 	}
 	logger := newLogger(in.stderr, flags.logFormat, flags.logLevel)
-	cfg, err := loadConfig(flags, getenv)
+	cfg, fromFile, err := loadConfig(flags, getenv)
 	if err != nil {
 		return err
 	}
@@ -85,7 +92,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	problems := &config.Problems{}
-	if err := syncConfigTools(ctx, tools, cfg, problems, logger); err != nil {
+	// The rows of servers the config no longer names are withdrawn before any server is dialled.
+	if err := syncConfig(ctx, tools, cfg, fromFile, problems, logger); err != nil {
 		return err
 	}
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
@@ -125,6 +133,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}, logger)
 	defer manager.Close()
 	executor := runner.New(tools, manager, runner.Options{})
+	reload := newReloader(flags, getenv, cfg, fromFile, tools, manager, reconciler.Forget, problems, logger)
 
 	// The vault (the gate, above): a daemon that has one starts locked, and nothing that needs a
 	// secret runs until the owner unlocks from /unlock. The gate is the one place that knows;
@@ -152,6 +161,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
 		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
+		commands: commands, reload: reload,
 		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, feed, gate, manager, logger),
 		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
 	// One phrase book: voice rebuilds its index after the saves the pages make.
@@ -222,7 +232,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		TrustedProxies: cfg.TrustedProxies,
 		ConfigPath:     configPath,
 		ConfigLoaded:   configLoaded,
-		SecretUsers:    cfg.SecretUsers(),
+		SecretUsers:    reload.secretUsers,
+		ConfigProblems: problems,
 	})
 	if err != nil {
 		return err
@@ -245,6 +256,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		serveErr <- srv.Serve(ln)
 	}()
 	manager.Run(ctx)
+	go reload.onHangup(ctx, hup)
 	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", readBuildInfo().String())
 	logStart(logger, flags, cfg, d.listen)
 	if err := printFirstSetupLink(ctx, owner, logger); err != nil {

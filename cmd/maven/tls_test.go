@@ -78,10 +78,7 @@ func TestServesHTTPSWithTLSCert(t *testing.T) {
 	})
 	var addr string
 	waitFor(t, 10*time.Second, func() bool {
-		m := listeningRE.FindStringSubmatch(logs.String())
-		if m != nil {
-			addr = m[1]
-		}
+		addr = daemontest.ListenAddr(logs.String())
 		return addr != ""
 	})
 	_, port, _ := net.SplitHostPort(addr)

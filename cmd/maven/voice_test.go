@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,34 +13,16 @@ import (
 	"maven/app/allowlist"
 	"maven/app/mcp/mcptest"
 	"maven/db"
+	"maven/internal/daemontest"
 )
 
-type voiceReply struct {
-	Speech       string `json:"speech"`
-	Outcome      string `json:"outcome"`
-	ExpectsReply bool   `json:"expects_reply"`
-	Tool         string `json:"tool"`
-	Output       string `json:"output"`
-}
+type voiceReply = daemontest.VoiceReply
 
 func postVoice(t *testing.T, addr, token, conversation, text string) voiceReply {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"conversation_id": conversation, "text": text})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/voice", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	r, err := daemontest.Say(context.Background(), addr, token, conversation, text)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /voice %q: %d %s", text, resp.StatusCode, raw)
-	}
-	var r voiceReply
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("%v: %s", err, raw)
 	}
 	return r
 }

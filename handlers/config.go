@@ -1,0 +1,33 @@
+package handlers
+
+import (
+	"maven/app/config"
+	"maven/views"
+)
+
+// configNotes is what /tools says about the config: the errors of a reload that refused it,
+// and the problems of the config that runs. Nil when there is nothing to say.
+func (s *server) configNotes() *views.ConfigNotes {
+	if s.configProblems == nil {
+		return nil
+	}
+	notes := &views.ConfigNotes{Path: s.config.Path, Problems: configProblems(s.configProblems.List())}
+	if r, ok := s.configProblems.Refused(); ok {
+		notes.Path = r.File
+		notes.Refused = &views.ConfigRefusal{At: timeOf(r.At), Errors: configProblems(r.Errors)}
+	}
+	if notes.Refused == nil && len(notes.Problems) == 0 {
+		return nil
+	}
+	return notes
+}
+
+// configProblems are problems as the page shows them: keys and messages with their hidden
+// characters spelled out, since both may quote the file (DESIGN.md rule 25).
+func configProblems(list []config.Problem) []views.ConfigProblem {
+	out := make([]views.ConfigProblem, len(list))
+	for i, p := range list {
+		out[i] = views.ConfigProblem{Key: text(p.Key), Message: text(p.Msg), Error: p.Level == config.LevelError}
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"maven/internal/daemontest"
+)
+
+// scenarios is what Maven must do for each client scenario of the suite, step by step, once the
+// daemon runs with the suite's server configured as "conformance" and its owner is signed in.
+// A scenario missing here fails loudly. To make another scenario pass, add its steps here (read
+// what its mock server offers and checks in
+// node_modules/@modelcontextprotocol/conformance/dist/index.js), then delete its line from
+// expectedFailures in conformance_test.go.
+var scenarios = map[string][]step{
+	// The mock answers initialize and an empty tools/list: Maven connects and lists.
+	"initialize": {connected()},
+	// The mock offers add_numbers(a, b: number, both required) and checks that it is called.
+	// Two required numbers need the owner's phrase (DESIGN.md rule 15b); the tool does not claim
+	// read-only, so voice asks to confirm first (rule 18).
+	"tools_call": {
+		connected(),
+		enable("add_numbers"),
+		phrases("add_numbers", "add {a} and {b}"),
+		call("add 3 and 4", "The sum of 3 and 4 is 7"),
+	},
+	// The mock answers tools/call on an SSE stream that it closes after a priming event with
+	// retry: 500, and answers on the GET the client must open 500 ms later with Last-Event-ID.
+	"sse-retry": {
+		connected(),
+		enable("test_reconnection"),
+		call("test reconnection", "Reconnection test completed successfully"),
+	},
+}
+
+// step is one thing Maven must do for a scenario.
+type step struct {
+	what string // for the log: "enable add_numbers"
+	do   func(ctx context.Context, h *harness) error
+}
+
+// poll is how often a step looks again at what the daemon reports.
+const poll = 25 * time.Millisecond
+
+// connected waits until `maven mcp-servers --json` reports the suite's server connected.
+func connected() step {
+	return step{"the server is connected", func(ctx context.Context, h *harness) error {
+		var last serverStatus
+		return h.until(ctx, func() (bool, error) {
+			var err error
+			if last, err = h.server(ctx); err != nil {
+				return false, err
+			}
+			return last.State == "connected", nil
+		}, func() string { return fmt.Sprintf("the server is %+v", last) })
+	}}
+}
+
+// enable enables the suite's tool as the owner does on /tools, once discovery proposed it: a
+// step-up approving the fingerprint the page shows, then the Enable form.
+func enable(tool string) step {
+	return step{"enable " + tool, func(ctx context.Context, h *harness) error {
+		row, err := h.row(ctx, tool, "proposed")
+		if err != nil {
+			return err
+		}
+		if err := h.owner.Enable(ctx, h.passkey, row.ID, row.Name); err != nil {
+			return err
+		}
+		_, err = h.row(ctx, tool, "enabled")
+		return err
+	}}
+}
+
+// phrases saves the owner's phrases (one a line) for the suite's enabled tool, as the row's
+// Save phrases button does, behind a step-up bound to the fingerprint shown.
+func phrases(tool, text string) step {
+	return step{fmt.Sprintf("give %s the phrases %q", tool, text), func(ctx context.Context, h *harness) error {
+		row, err := h.row(ctx, tool, "enabled")
+		if err != nil {
+			return err
+		}
+		return h.owner.SavePhrases(ctx, h.passkey, row.ID, row.Name, text)
+	}}
+}
+
+// call says utterance to POST /voice, confirms with "yes" if Maven asks to (a tool that does
+// not claim read-only), and wants the tool to have run, its answer containing want.
+func call(utterance, want string) step {
+	return step{fmt.Sprintf("say %q", utterance), func(ctx context.Context, h *harness) error {
+		conversation := fmt.Sprintf("conformance-%d", time.Now().UnixNano())
+		r, err := h.say(ctx, conversation, utterance)
+		if err == nil && r.Outcome == "confirm" {
+			r, err = h.say(ctx, conversation, "yes")
+		}
+		switch {
+		case err != nil:
+			return err
+		case r.Outcome != "ran" || !strings.Contains(r.Speech, want):
+			return fmt.Errorf("voice answered %+v, want outcome ran with %q", r, want)
+		}
+		return nil
+	}}
+}
+
+// serverStatus is an entry of `maven mcp-servers --json` (DESIGN.md, IPC mcp_servers).
+type serverStatus struct {
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	LastError string `json:"last_error"`
+	Tools     int    `json:"tools"`
+}
+
+// toolRow is an entry of `maven tools --json` (DESIGN.md, IPC tools).
+type toolRow struct {
+	ID    int64    `json:"id"`
+	Name  string   `json:"name"`
+	Cmd   []string `json:"cmd"`
+	State string   `json:"state"`
+}
+
+// server is the suite's server as `maven mcp-servers --json` reports it.
+func (h *harness) server(ctx context.Context) (serverStatus, error) {
+	var list []serverStatus
+	if err := h.cliJSON(ctx, &list, "mcp-servers", "--json"); err != nil {
+		return serverStatus{}, err
+	}
+	for _, s := range list {
+		if s.Name == serverName {
+			return s, nil
+		}
+	}
+	return serverStatus{}, fmt.Errorf("maven mcp-servers lists no %q: %+v", serverName, list)
+}
+
+// row waits until `maven tools --json` has the row of the suite's tool in state.
+func (h *harness) row(ctx context.Context, tool, state string) (toolRow, error) {
+	cmd := []string{"mcp", serverName, tool}
+	var found toolRow
+	err := h.until(ctx, func() (bool, error) {
+		var rows []toolRow
+		if err := h.cliJSON(ctx, &rows, "tools", "--json"); err != nil {
+			return false, err
+		}
+		i := slices.IndexFunc(rows, func(r toolRow) bool { return slices.Equal(r.Cmd, cmd) })
+		if i < 0 {
+			return false, nil
+		}
+		found = rows[i]
+		return found.State == state, nil
+	}, func() string { return fmt.Sprintf("row %q is %+v, want it %s", strings.Join(cmd, " "), found, state) })
+	return found, err
+}
+
+// say posts one utterance to POST /voice and logs the turn.
+func (h *harness) say(ctx context.Context, conversation, text string) (daemontest.VoiceReply, error) {
+	r, err := daemontest.Say(ctx, h.daemon.Addr, h.token, conversation, text)
+	if err == nil {
+		fmt.Fprintf(h.log, "  %q -> %s: %q\n", text, r.Outcome, r.Speech)
+	}
+	return r, err
+}
+
+// cliJSON runs a maven client command and decodes its stdout.
+func (h *harness) cliJSON(ctx context.Context, out any, name string, args ...string) error {
+	raw, err := h.daemon.CLI(ctx, h.bin, name, args...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(raw), out); err != nil {
+		return fmt.Errorf("maven %s: %w: %s", name, err, raw)
+	}
+	return nil
+}
+
+// until polls cond until it holds, fails, or ctx ends; then the error says what was last seen.
+func (h *harness) until(ctx context.Context, cond func() (bool, error), seen func() string) error {
+	for {
+		ok, err := cond()
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %s", ctx.Err(), seen())
+		}
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+	}
+}
