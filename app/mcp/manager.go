@@ -320,7 +320,8 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		s.callSucceeded()
 		return FlattenResult(res), nil
 	}
-	if needsAuth := s.refusedCall(err); needsAuth != nil {
+	if needsAuth := new(oauth.NeedsAuthError); errors.As(err, &needsAuth) {
+		// The server waits for the owner now (refusedNow ended the session).
 		return runner.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, needsAuth)
 	}
 	if ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {

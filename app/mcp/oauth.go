@@ -46,7 +46,7 @@ func (s *supervisor) openAuth(ctx context.Context) (*oauth.Session, error) {
 	if s.m.opts.OAuth == nil || s.cfg.Type != config.TransportHTTP {
 		return nil, nil
 	}
-	sess, err := s.m.opts.OAuth.Open(ctx, s.name)
+	sess, err := s.m.opts.OAuth.Open(ctx, s.name, s.refusedNow)
 	if err != nil {
 		s.sealedAuth.Store(true)
 		return nil, err
@@ -195,18 +195,14 @@ func (s *supervisor) callSucceeded() {
 	s.mu.Unlock()
 }
 
-// refusedCall returns the sign-in a tool call was refused for, if it was: the server then waits
-// for the owner, and its session ends (nothing is withdrawn).
-func (s *supervisor) refusedCall(err error) *oauth.NeedsAuthError {
-	var needsAuth *oauth.NeedsAuthError
-	if !errors.As(err, &needsAuth) {
-		return nil
-	}
-	s.refused(needsAuth.Challenge)
+// refusedNow makes the server wait for a sign-in the moment it refuses a request (the dial, a
+// list, a call, a keepalive ping) and ends the session: nothing is withdrawn, and no request
+// retries with the token refused.
+func (s *supervisor) refusedNow(ch oauth.Challenge) {
+	s.refused(ch)
 	s.mu.Lock()
 	if s.endSession != nil {
 		s.endSession()
 	}
 	s.mu.Unlock()
-	return needsAuth
 }

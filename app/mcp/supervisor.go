@@ -147,14 +147,11 @@ func (s *supervisor) run(ctx context.Context) {
 
 		up, err := s.connect(ctx, cfg, gen)
 		var churn *ChurnError
-		var needsAuth *oauth.NeedsAuthError
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.As(err, &needsAuth):
-			s.refused(needsAuth.Challenge)
-			continue
-		case errors.Is(err, errInterrupted):
+		case errors.Is(err, errInterrupted), s.waiting() != nil:
+			// Ended by Maven, or refused: it waits for a sign-in now (refusedNow).
 			continue
 		case errors.As(err, &churn):
 			s.stopListening(ctx, churn)

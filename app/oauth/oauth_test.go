@@ -176,7 +176,7 @@ func TestSignInSealsATokenThatWorks(t *testing.T) {
 		t.Fatalf("activity %v", got)
 	}
 
-	sess, err := f.svc.Open(ctx, "tasks")
+	sess, err := f.svc.Open(ctx, "tasks", nil)
 	if err != nil || !sess.SignedIn() {
 		t.Fatalf("open: signed in %v, %v", sess != nil && sess.SignedIn(), err)
 	}

@@ -24,10 +24,11 @@ type Session struct {
 	svc    *Service
 	server string
 	ts     oauth2.TokenSource // nil without a sign-in
+	// onRefused hears of each refusal that wants a sign-in.
+	onRefused func(Challenge)
 
-	mu      sync.Mutex
-	creds   Credentials
-	refused *Challenge
+	mu    sync.Mutex
+	creds Credentials
 }
 
 var _ auth.OAuthHandler = (*Session)(nil)
@@ -35,8 +36,10 @@ var _ auth.OAuthHandler = (*Session)(nil)
 // Open starts the OAuth of one dial of server: with its sealed credentials when it signed in
 // (their token refreshed, and each new one sealed), without otherwise. ErrLocked (from the
 // vault) while its credentials are sealed: no request may go out without them, nor with them.
-func (s *Service) Open(ctx context.Context, server string) (*Session, error) {
-	sess := &Session{svc: s, server: server}
+// refused is called with every refusal that wants a sign-in, as it happens (the dial, a list, a
+// call or a ping), before the request fails.
+func (s *Service) Open(ctx context.Context, server string, refused func(Challenge)) (*Session, error) {
+	sess := &Session{svc: s, server: server, onRefused: refused}
 	creds, err := s.Load(ctx, server)
 	switch {
 	case isNotFound(err):
@@ -68,16 +71,6 @@ func (s *Session) Granted() []string {
 	return slices.Clone(s.creds.Scopes)
 }
 
-// Refused returns the challenge of the last refusal, if any.
-func (s *Session) Refused() (Challenge, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refused == nil {
-		return Challenge{}, false
-	}
-	return *s.refused, true
-}
-
 // TokenSource implements auth.OAuthHandler.
 func (s *Session) TokenSource(context.Context) (oauth2.TokenSource, error) { return s.ts, nil }
 
@@ -91,9 +84,9 @@ func (s *Session) Authorize(_ context.Context, req *http.Request, resp *http.Res
 	if ch.Status == http.StatusForbidden && !ch.InsufficientScope() {
 		return fmt.Errorf("the server refused the request: %s", resp.Status)
 	}
-	s.mu.Lock()
-	s.refused = &ch
-	s.mu.Unlock()
+	if s.onRefused != nil {
+		s.onRefused(ch)
+	}
 	return &NeedsAuthError{Challenge: ch}
 }
 

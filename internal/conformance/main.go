@@ -80,6 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log io.
 	if err != nil {
 		return err
 	}
+	h.getenv = getenv
 	for i, s := range sc {
 		fmt.Fprintf(log, "step %d/%d: %s\n", i+1, len(sc), s.what)
 		if err := s.do(ctx, h); err != nil {
@@ -102,8 +103,15 @@ type harness struct {
 	daemon  *daemontest.Daemon
 	owner   *daemontest.Browser
 	passkey *authtest.Authenticator
-	token   string // bearer token of POST /voice
-	log     io.Writer
+	// passkeyID is the passkey's id on /passkeys; sealed says whether it was let unlock Maven
+	// (which made the vault that OAuth tokens are sealed in).
+	passkeyID int64
+	sealed    bool
+	token     string // bearer token of POST /voice
+	cfgPath   string // the config file, which a scenario may change and reload
+	serverURL string // the suite's server
+	getenv    func(string) string
+	log       io.Writer
 }
 
 // start starts maven serve for the suite's server at serverURL, with its config and data in dir,
@@ -114,18 +122,18 @@ func start(ctx context.Context, bin, dir, serverURL string, log io.Writer) (*har
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{bin: bin, log: log}
+	h := &harness{bin: bin, log: log, serverURL: serverURL}
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		serverName: map[string]any{"type": "http", "url": serverURL},
 	}})
 	if err != nil {
 		return nil, err
 	}
-	cfgPath := filepath.Join(dir, "maven.json")
-	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+	h.cfgPath = filepath.Join(dir, "maven.json")
+	if err := os.WriteFile(h.cfgPath, cfg, 0o600); err != nil {
 		return nil, err
 	}
-	cmd := daemontest.Command(bin, filepath.Join(dir, "data"), dir, "--config", cfgPath)
+	cmd := daemontest.Command(bin, filepath.Join(dir, "data"), dir, "--config", h.cfgPath)
 	stopWithParent(cmd)
 	if h.daemon, err = daemontest.Start(cmd, filepath.Join(dir, "data"), 15*time.Second); err != nil {
 		return nil, err
@@ -146,10 +154,12 @@ func start(ctx context.Context, bin, dir, serverURL string, log io.Writer) (*har
 	}
 	h.owner = daemontest.NewBrowser(h.daemon)
 	h.passkey = authtest.New(h.owner.Origin)
-	if _, err := h.owner.Register(ctx, link.URL, h.passkey, "Conformance"); err != nil {
+	reg, err := h.owner.Register(ctx, link.URL, h.passkey, "Conformance")
+	if err != nil {
 		h.fail()
 		return nil, fmt.Errorf("register the owner's passkey: %w", err)
 	}
+	h.passkeyID = reg.ID
 	out, err = h.daemon.CLI(ctx, bin, "voice-token", "--rotate")
 	if h.token = strings.TrimSpace(out); err != nil || h.token == "" {
 		h.fail()

@@ -36,6 +36,38 @@ var scenarios = map[string][]step{
 		enable("test_reconnection"),
 		call("test reconnection", "Reconnection test completed successfully"),
 	},
+
+	// OAuth (auth.go). Each mock refuses initialize until Maven holds a token, offers test-tool,
+	// and checks discovery, registration, PKCE, the resource indicator and the scopes asked for.
+	"auth/metadata-default":                     signedIn(),
+	"auth/metadata-var1":                        signedIn(),
+	"auth/metadata-var2":                        signedIn(),
+	"auth/metadata-var3":                        signedIn(),
+	"auth/basic-cimd":                           signedIn(),
+	"auth/scope-from-www-authenticate":          signedIn(),
+	"auth/scope-from-scopes-supported":          signedIn(),
+	"auth/scope-omitted-when-undefined":         signedIn(),
+	"auth/token-endpoint-auth-basic":            signedIn(),
+	"auth/token-endpoint-auth-post":             signedIn(),
+	"auth/token-endpoint-auth-none":             signedIn(),
+	"auth/2025-03-26-oauth-metadata-backcompat": signedIn(),
+	"auth/2025-03-26-oauth-endpoint-fallback":   signedIn(),
+	"auth/offline-access-scope":                 signedIn(),
+	"auth/offline-access-not-supported":         signedIn(),
+	// The client registered ahead of time: its secret sealed, the "oauth" key, a reload.
+	"auth/pre-registration": append([]step{preRegistered()}, signedIn()...),
+	// initialize needs no token, tools/list one with mcp:basic, tools/call one with mcp:write too:
+	// the refused call makes the server ask the owner again, for both scopes.
+	"auth/scope-step-up": {
+		signIn(), connected(), enable("test-tool"), callRefused("test tool"),
+		signIn(), connected(), call("test tool", "test"),
+	},
+	// With a token, every request is refused for mcp:admin, the very scope granted: Maven gives
+	// up after one sign-in instead of asking the owner again and again.
+	"auth/scope-retry-limit": {signIn(), gaveUp("refuses access it was granted")},
+	// The protected resource metadata names https://evil.example.com/mcp: Maven refuses to sign
+	// in (no authorization request, no token), and says why.
+	"auth/resource-mismatch": {gaveUp("names another resource")},
 }
 
 // step is one thing Maven must do for a scenario.
