@@ -2,7 +2,7 @@
 // for tests: the server publishes protected resource metadata and answers 401 with a
 // WWW-Authenticate challenge; the authorization server publishes its metadata, registers
 // clients dynamically, authorizes at once (redirecting to the client's callback, as the
-// conformance suite's does, or shows a page to click through in a browser), checks PKCE (S256)
+// conformance suite's does) or after a click on its page in a browser, checks PKCE (S256)
 // and the resource indicator, issues access tokens that expire and refresh tokens that rotate,
 // and can revoke them. Everything is counted, so tests can say what reached whom.
 package oauthtest
@@ -33,7 +33,7 @@ type Options struct {
 	ScopesSupported []string
 	// ChallengeScope is the scope the 401 names ("" for none).
 	ChallengeScope string
-	// Page makes /authorize show a page with an "Allow" button instead of redirecting at once.
+	// Page makes /authorize show a page with an "Allow" link instead of redirecting at once.
 	Page bool
 }
 
@@ -86,7 +86,7 @@ func New(t interface{ Cleanup(func()) }, mcp http.Handler, opts Options) *Server
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.serverMetadata)
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("GET /authorize", s.authorize)
-	mux.HandleFunc("POST /authorize", s.allow)
+	mux.HandleFunc("GET /authorize/allow", s.allow)
 	mux.HandleFunc("POST /token", s.token)
 	s.srv = httptest.NewServer(mux)
 	s.Issuer = s.srv.URL
@@ -215,7 +215,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 var allowPage = template.Must(template.New("allow").Parse(`<!doctype html><title>Fake authorization server</title>
-<h1>Let Maven in?</h1><form method="post" action="/authorize?{{.}}"><button type="submit">Allow</button></form>`))
+<h1>Let Maven in?</h1><p><a href="/authorize/allow?{{.}}">Allow</a></p>`))
 
 func (s *Server) allow(w http.ResponseWriter, r *http.Request) { s.approve(w, r, r.URL.Query()) }
 
