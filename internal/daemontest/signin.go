@@ -65,7 +65,7 @@ func (b *Browser) SignInShown(ctx context.Context, server string) (string, bool,
 		for _, a := range attrRE.FindAllSubmatch(form, -1) {
 			attrs[string(a[1])] = html.UnescapeString(string(a[2]))
 		}
-		if attrs["data-server"] == server {
+		if attrs["data-sign-in"] == server {
 			return attrs["data-fingerprint"], true, nil
 		}
 	}

@@ -205,7 +205,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	default:
 		if s.opts.Page {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_ = allowPage.Execute(w, r.URL.RawQuery)
+			// The request as it came, already encoded: the link repeats it.
+			_ = allowPage.Execute(w, template.URL("/authorize/allow?"+r.URL.RawQuery))
 			return
 		}
 		s.approve(w, r, q)
@@ -215,7 +216,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 var allowPage = template.Must(template.New("allow").Parse(`<!doctype html><title>Fake authorization server</title>
-<h1>Let Maven in?</h1><p><a href="/authorize/allow?{{.}}">Allow</a></p>`))
+<h1>Let Maven in?</h1><p><a href="{{.}}">Allow</a></p>`))
 
 func (s *Server) allow(w http.ResponseWriter, r *http.Request) { s.approve(w, r, r.URL.Query()) }
 
