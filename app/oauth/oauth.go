@@ -81,8 +81,10 @@ const (
 // CallbackPath is Maven's redirect URI on each of its origins.
 const CallbackPath = "/oauth/callback"
 
-// MetadataDocumentPath is where Maven serves its client ID metadata document.
-const MetadataDocumentPath = "/oauth/client-metadata.json"
+// MetadataDocumentPath is where Maven serves its client ID metadata document, on its https
+// origin: its URL is Maven's client id (the one go-sdk's reference client and the conformance
+// suite use too).
+const MetadataDocumentPath = "/client-metadata.json"
 
 // Service keeps the servers' sealed credentials and the sign-ins in progress. It is safe for
 // concurrent use.

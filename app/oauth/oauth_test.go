@@ -304,3 +304,19 @@ func newServer(t *testing.T, h http.Handler) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// TestMetadataDocument: Maven's client ID metadata document exists only with an https origin,
+// names its own URL as the client id, and lists only https callbacks.
+func TestMetadataDocument(t *testing.T) {
+	svc := oauth.New(&memVault{}, nil, oauth.Options{Origins: []string{origin, "https://maven.example"}})
+	doc := svc.MetadataDocument()
+	if doc["client_id"] != "https://maven.example"+oauth.MetadataDocumentPath || !svc.HasMetadataDocument() {
+		t.Fatalf("document %v", doc)
+	}
+	if got := doc["redirect_uris"].([]string); !slices.Equal(got, []string{"https://maven.example" + oauth.CallbackPath}) {
+		t.Fatalf("redirect uris %v", got)
+	}
+	if svc := oauth.New(&memVault{}, nil, oauth.Options{Origins: []string{origin}}); svc.MetadataDocument() != nil || svc.HasMetadataDocument() {
+		t.Fatal("a document without an https origin")
+	}
+}

@@ -25,7 +25,6 @@ import (
 var expectedFailures = map[string]string{
 	"elicitation-sep1034-client-defaults": "elicitation: arrives with the 2026-07-28 era and elicitation branch (no steps in scenarios.go yet)",
 
-	"auth/basic-cimd": "Maven uses a client ID metadata document only on an https origin, and the suite wants the client id https://conformance-test.local/client-metadata.json; without it Maven registers dynamically, which the suite passes with a warning, and a warning fails the run",
 	"auth/2025-03-26-oauth-metadata-backcompat": "the metadata's issuer is not the server's origin, which go-sdk refuses (RFC 8414 section 3.3); the go-sdk reference fails it too",
 	"auth/client-credentials-jwt":               "the client credentials grant (a machine signs in, no owner): Maven signs in only for its owner; the go-sdk reference has no client for it either",
 	"auth/client-credentials-basic":             "the client credentials grant (a machine signs in, no owner): Maven signs in only for its owner; the go-sdk reference has no client for it either",

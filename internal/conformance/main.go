@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, log io.
 		return err
 	}
 	defer os.RemoveAll(dir)
-	h, err := start(ctx, *bin, dir, fs.Arg(0), log)
+	h, err := start(ctx, *bin, dir, fs.Arg(0), behindProxy[name], log)
 	if err != nil {
 		return err
 	}
@@ -117,15 +118,23 @@ type harness struct {
 // start starts maven serve for the suite's server at serverURL, with its config and data in dir,
 // and makes its owner: the passkey registered through a setup link (which signs the browser in)
 // and a voice token.
-func start(ctx context.Context, bin, dir, serverURL string, log io.Writer) (*harness, error) {
+func start(ctx context.Context, bin, dir, serverURL, httpsOrigin string, log io.Writer) (*harness, error) {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return nil, err
 	}
 	h := &harness{bin: bin, log: log, serverURL: serverURL}
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+	conf := map[string]any{"mcpServers": map[string]any{
 		serverName: map[string]any{"type": "http", "url": serverURL},
-	}})
+	}}
+	if httpsOrigin != "" {
+		u, err := url.Parse(httpsOrigin)
+		if err != nil {
+			return nil, err
+		}
+		conf["rp_id"], conf["origins"], conf["trusted_proxies"] = u.Hostname(), []string{httpsOrigin}, []string{"127.0.0.1"}
+	}
+	cfg, err := json.Marshal(conf)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +162,9 @@ func start(ctx context.Context, bin, dir, serverURL string, log io.Writer) (*har
 		return nil, fmt.Errorf("setup link: %w", err)
 	}
 	h.owner = daemontest.NewBrowser(h.daemon)
+	if httpsOrigin != "" {
+		h.owner = daemontest.NewBrowserBehindProxy(h.daemon, httpsOrigin)
+	}
 	h.passkey = authtest.New(h.owner.Origin)
 	reg, err := h.owner.Register(ctx, link.URL, h.passkey, "Conformance")
 	if err != nil {

@@ -70,6 +70,12 @@ var scenarios = map[string][]step{
 	"auth/resource-mismatch": {gaveUp("names another resource")},
 }
 
+// behindProxy names the scenarios whose Maven is served at an https origin, behind a reverse
+// proxy that terminates TLS (the harness's browser plays it): auth/basic-cimd's mock wants the
+// client id https://conformance-test.local/client-metadata.json, and Maven serves its client ID
+// metadata document at /client-metadata.json on its https origin.
+var behindProxy = map[string]string{"auth/basic-cimd": "https://conformance-test.local"}
+
 // step is one thing Maven must do for a scenario.
 type step struct {
 	what string // for the log: "enable add_numbers"

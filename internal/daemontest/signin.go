@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"maven/app/auth"
@@ -89,7 +90,7 @@ func (b *Browser) SignIn(ctx context.Context, a *authtest.Authenticator, server 
 		return err
 	}
 	form := url.Values{"server": {server}, "fingerprint": {fingerprint}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+b.addr+"/servers/sign-in", bytes.NewReader([]byte(form.Encode())))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/servers/sign-in", bytes.NewReader([]byte(form.Encode())))
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (b *Browser) SignIn(ctx context.Context, a *authtest.Authenticator, server 
 		return fmt.Errorf("at the authorization server: %w", err)
 	}
 	callback := back.RequestURI()
-	req, err = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.addr+callback, nil)
+	req, err = http.NewRequestWithContext(ctx, http.MethodGet, b.base+callback, nil)
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,9 @@ func (b *Browser) SignIn(ctx context.Context, a *authtest.Authenticator, server 
 // send sends req as a page of the origin would, and returns the status, the Location and the
 // body.
 func (b *Browser) send(req *http.Request, contentType string) (int, string, []byte, error) {
-	req.Host = b.Origin[len("http://"):]
+	if b.base != b.Origin {
+		req.Host = strings.TrimPrefix(b.Origin, "http://")
+	}
 	if req.Method != http.MethodGet {
 		req.Header.Set("Content-Type", contentType)
 		req.Header.Set("Origin", b.Origin)
