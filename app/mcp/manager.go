@@ -322,7 +322,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	}
 	if needsAuth := new(oauth.NeedsAuthError); errors.As(err, &needsAuth) {
 		// The server waits for the owner now (refusedNow ended the session).
-		return runner.Result{}, fmt.Errorf("mcp %s/%s: %w", server, tool, needsAuth)
+		return runner.Result{}, fmt.Errorf("mcp %s/%s: %w: %w", server, tool, ErrNeedsSignIn, needsAuth)
 	}
 	if ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {
 		// A call cut off by its connection breaking (the server hung up, or sent what cannot be
@@ -368,6 +368,8 @@ func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, 
 	switch {
 	case st.State == StateLocked:
 		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrLocked)
+	case st.State == StateNeedsAuth:
+		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrNeedsSignIn)
 	case cs == nil || st.State != StateConnected:
 		if st.LastError != "" {
 			return nil, nil, nil, fmt.Errorf("mcp server %q is %s (%s): %w", s.name, st.State, st.LastError, ErrNotConnected)

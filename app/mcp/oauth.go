@@ -21,6 +21,9 @@ var (
 	ErrNoSignInNeeded = errors.New("the server does not need a sign-in")
 	// ErrSignInChanged means the server's need is no longer the one the owner approved.
 	ErrSignInChanged = errors.New("what the server asks for changed since the page showed it")
+	// ErrNeedsSignIn fails a call to a server that waits for the owner to sign in to it (or
+	// that refused the call for more scope).
+	ErrNeedsSignIn = errors.New("MCP server wants the owner to sign in")
 )
 
 // maxStepUps bounds the step-ups (sign-ins for more scope) of a server in a row with no tool

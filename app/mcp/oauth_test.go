@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -256,8 +257,8 @@ func TestRefusalWaitsForTheOwner(t *testing.T) {
 	if got := d.status("tasks"); got.State != mcp.StateNeedsAuth {
 		t.Fatalf("state %s, want needs-auth", got.State)
 	}
-	if _, err := d.m.CallTool(context.Background(), "tasks", "list_tasks", nil); err == nil {
-		t.Fatal("a call reached a server that waits for a sign-in")
+	if _, err := d.m.CallTool(context.Background(), "tasks", "list_tasks", nil); !errors.Is(err, mcp.ErrNeedsSignIn) {
+		t.Fatalf("a call to a server that waits for a sign-in: %v, want ErrNeedsSignIn", err)
 	}
 
 	d.signIn(t, "tasks")

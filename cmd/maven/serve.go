@@ -111,7 +111,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	// step-up (DESIGN.md rules 21 and 25); its supervisor asks before every start.
 	commands := approval.NewService(db.NewApprovalStore(bdb), time.Now)
 	// Listen before building what depends on the address (the OAuth callback, the origins):
-	// with port 0 the browser origin is only known now.
+	// with port 0 the browser origin is only known now. Reloads compare with the config as read.
+	asRead := cfg
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -133,7 +134,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}, logger)
 	defer manager.Close()
 	executor := runner.New(tools, manager, runner.Options{})
-	reload := newReloader(flags, getenv, cfg, fromFile, tools, manager, reconciler.Forget, problems, logger)
+	reload := newReloader(flags, getenv, asRead, fromFile, tools, manager, reconciler.Forget, problems, logger)
 
 	// The vault (the gate, above): a daemon that has one starts locked, and nothing that needs a
 	// secret runs until the owner unlocks from /unlock. The gate is the one place that knows;

@@ -85,6 +85,8 @@ func callRefused(utterance string) step {
 			return err
 		case r.Outcome == "ran":
 			return fmt.Errorf("voice answered %+v: the tool ran", r)
+		case !strings.Contains(r.Speech, "sign in"):
+			return fmt.Errorf("voice answered %+v: want it to say the server wants a sign-in", r)
 		}
 		_, err = h.state(ctx, "needs-auth")
 		return err
