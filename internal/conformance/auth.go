@@ -133,11 +133,12 @@ func preRegistered() step {
 func (h *harness) state(ctx context.Context, want string) (serverStatus, error) {
 	var last serverStatus
 	err := h.until(ctx, func() (bool, error) {
-		var err error
-		if last, err = h.server(ctx); err != nil {
+		st, err := h.server(ctx)
+		if err != nil {
 			return false, err
 		}
+		last = st
 		return last.State == want, nil
-	}, func() string { return fmt.Sprintf("the server is %+v, want it %s", last, want) })
+	}, func() string { return fmt.Sprintf("the server was last %+v, want it %s", last, want) })
 	return last, err
 }
