@@ -39,15 +39,9 @@ func (vf *vaultFixture) signInForm(server string) url.Values {
 // authorization server sends it back.
 func follow(t *testing.T, authURL string) *url.URL {
 	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
+	back, err := oauthtest.Authorize(t.Context(), authURL)
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp.Body.Close()
-	back, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorize: %s %v", resp.Status, err)
 	}
 	return back
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,13 +147,7 @@ func (d *daemon) signIn(t *testing.T, server string) {
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := browser.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	back, err := url.Parse(resp.Header.Get("Location"))
+	back, err := oauthtest.Authorize(ctx, authURL)
 	if err != nil {
 		t.Fatal(err)
 	}

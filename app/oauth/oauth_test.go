@@ -114,15 +114,9 @@ func (f *fixture) refusal(t *testing.T) oauth.Challenge {
 // redirect back to Maven's callback.
 func follow(t *testing.T, authURL string) url.Values {
 	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || resp.StatusCode != http.StatusFound || loc.Scheme+"://"+loc.Host+loc.Path != origin+oauth.CallbackPath {
-		t.Fatalf("authorize answered %s, Location %q: want a redirect to Maven's callback", resp.Status, loc)
+	loc, err := oauthtest.Authorize(context.Background(), authURL)
+	if err != nil || loc.Scheme+"://"+loc.Host+loc.Path != origin+oauth.CallbackPath {
+		t.Fatalf("authorize: %v, Location %v: want a redirect to Maven's callback", err, loc)
 	}
 	return loc.Query()
 }

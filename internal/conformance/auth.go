@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
-	"maven/internal/daemontest"
+	"maven/app/oauth/oauthtest"
 )
 
 // The steps of the suite's auth/* scenarios: Maven meets an OAuth-protected mock server, which
@@ -45,7 +44,7 @@ func signIn() step {
 		if _, err := h.state(ctx, "needs-auth"); err != nil {
 			return err
 		}
-		return h.owner.SignIn(ctx, h.passkey, serverName, daemontest.AuthorizeAtOnce)
+		return h.owner.SignIn(ctx, h.passkey, serverName, oauthtest.Authorize)
 	}}
 }
 
@@ -75,11 +74,7 @@ func gaveUp(why string) step {
 // the call for more scope, and now waits for the owner to grant it.
 func callRefused(utterance string) step {
 	return step{fmt.Sprintf("say %q, refused for more scope", utterance), func(ctx context.Context, h *harness) error {
-		conversation := fmt.Sprintf("conformance-refused-%d", time.Now().UnixNano())
-		r, err := h.say(ctx, conversation, utterance)
-		if err == nil && r.Outcome == "confirm" {
-			r, err = h.say(ctx, conversation, "yes")
-		}
+		r, err := h.sayConfirmed(ctx, utterance)
 		switch {
 		case err != nil:
 			return err

@@ -131,11 +131,7 @@ func phrases(tool, text string) step {
 // not claim read-only), and wants the tool to have run, its answer containing want.
 func call(utterance, want string) step {
 	return step{fmt.Sprintf("say %q", utterance), func(ctx context.Context, h *harness) error {
-		conversation := fmt.Sprintf("conformance-%d", time.Now().UnixNano())
-		r, err := h.say(ctx, conversation, utterance)
-		if err == nil && r.Outcome == "confirm" {
-			r, err = h.say(ctx, conversation, "yes")
-		}
+		r, err := h.sayConfirmed(ctx, utterance)
 		switch {
 		case err != nil:
 			return err
@@ -144,6 +140,17 @@ func call(utterance, want string) step {
 		}
 		return nil
 	}}
+}
+
+// sayConfirmed says utterance in a conversation of its own, and "yes" if Maven asks to confirm
+// (a tool that does not claim read-only).
+func (h *harness) sayConfirmed(ctx context.Context, utterance string) (daemontest.VoiceReply, error) {
+	conversation := fmt.Sprintf("conformance-%d", time.Now().UnixNano())
+	r, err := h.say(ctx, conversation, utterance)
+	if err == nil && r.Outcome == "confirm" {
+		r, err = h.say(ctx, conversation, "yes")
+	}
+	return r, err
 }
 
 // serverStatus is an entry of `maven mcp-servers --json` (DESIGN.md, IPC mcp_servers).

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"maven/app/auth"
 	"maven/app/auth/authtest"
@@ -77,7 +76,8 @@ func (b *Browser) SignInShown(ctx context.Context, server string) (string, bool,
 // asks for a step-up naming what the card shows (the server, its authorization server and the
 // scopes), then sends the browser to the authorization server, which sends it back to Maven's
 // callback. authorize plays the owner at the authorization server: given the authorization
-// URL, it returns where the authorization server redirects the browser (Maven's callback).
+// URL, it returns where the authorization server redirects the browser (Maven's callback), as
+// oauthtest.Authorize does for one that approves at once.
 func (b *Browser) SignIn(ctx context.Context, a *authtest.Authenticator, server string, authorize func(ctx context.Context, authURL string) (*url.URL, error)) error {
 	fingerprint, shown, err := b.SignInShown(ctx, server)
 	if err != nil {
@@ -139,24 +139,4 @@ func (b *Browser) send(req *http.Request, contentType string) (int, string, []by
 	var body bytes.Buffer
 	_, _ = body.ReadFrom(resp.Body)
 	return resp.StatusCode, resp.Header.Get("Location"), bytes.TrimSpace(body.Bytes()), nil
-}
-
-// AuthorizeAtOnce is the owner at an authorization server that approves at once, as the
-// conformance suite's and oauthtest's do: it requests the authorization URL and returns where
-// the answer redirects.
-func AuthorizeAtOnce(ctx context.Context, authURL string) (*url.URL, error) {
-	c := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body.Close()
-	if resp.StatusCode < 300 || resp.StatusCode > 399 {
-		return nil, fmt.Errorf("GET %s: %s, want a redirect back to Maven", authURL, resp.Status)
-	}
-	return url.Parse(resp.Header.Get("Location"))
 }

@@ -8,6 +8,7 @@
 package oauthtest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -329,6 +330,26 @@ func (s *Server) Tokens() (access, refresh []string) {
 		refresh = append(refresh, t)
 	}
 	return access, refresh
+}
+
+// Authorize is the owner's browser at an authorization server that approves at once (this
+// fake, or the conformance suite's): it requests the authorization URL and returns where the
+// answer redirects, Maven's callback with the code and state.
+func Authorize(ctx context.Context, authURL string) (*url.URL, error) {
+	c := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return nil, fmt.Errorf("GET %s: %s, want a redirect back to the client", authURL, resp.Status)
+	}
+	return url.Parse(resp.Header.Get("Location"))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
