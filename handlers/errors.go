@@ -12,6 +12,8 @@ import (
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
+	"maven/app/mcp"
+	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/vault"
 	"maven/views"
@@ -112,6 +114,16 @@ func classify(err error) problem {
 		return problem{http.StatusUnprocessableEntity, "Nothing is selected. Tick the boxes of what you want to approve first.", info}
 	case errors.Is(err, errTooManySelected):
 		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("At most %d can be approved at once.", auth.MaxItems), info}
+	case errors.Is(err, mcp.ErrSignInChanged), errors.Is(err, oauth.ErrChanged):
+		return problem{http.StatusConflict, "What this server asks you to sign in for changed since the page showed it. Check the servers card again.", info}
+	case errors.Is(err, mcp.ErrNoSignInNeeded):
+		return problem{http.StatusConflict, "This server does not wait for a sign-in now.", info}
+	case errors.Is(err, errNoVaultToSeal):
+		return problem{http.StatusConflict, "Maven keeps a sign-in sealed in its vault, and there is none yet: register a passkey that can unlock Maven first.", info}
+	case errors.Is(err, oauth.ErrNoSignIn):
+		return problem{http.StatusBadRequest, "This sign-in answer is not one Maven waits for from this browser: it was used already, expired, or began elsewhere. Sign in again from the servers card.", info}
+	case errors.Is(err, oauth.ErrTooManySignIns):
+		return problem{http.StatusServiceUnavailable, "Too many sign-ins are in progress. Finish one, or try again in a few minutes.", warn}
 	case errors.Is(err, errNoPage):
 		return problem{http.StatusNotFound, "There is no such page.", info}
 	case errors.Is(err, errMethod):

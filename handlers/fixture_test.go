@@ -30,6 +30,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/vault"
 	"maven/app/voice"
@@ -122,6 +123,7 @@ type fixture struct {
 	servers    *fakeServers
 	mcpServers map[string]config.Server
 	mgr        *mcp.Manager
+	oauth      *oauth.Service // the sign-ins of the real manager's servers
 	// commands are the real approvals of stdio command lines; waker the fake manager they wake.
 	commands *approval.Service
 	waker    *fakeWaker
@@ -249,13 +251,19 @@ func (f *fixture) boot() {
 	}
 	f.gate = gate
 	var statuses handlers.ServerStatuses = f.servers
+	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
+	var signIns handlers.ServerSignIn
+	var oauthClient handlers.OAuthClient
 	if f.mcpServers != nil {
 		if f.mgr != nil {
 			f.mgr.Close()
 		}
+		f.oauth = oauth.New(gate, f.feed, oauth.Options{Origins: []string{testOrigin}, Logger: logger})
+		oauthClient = f.oauth
 		f.mgr = mcp.NewManager(f.mcpServers, mcp.NewToolReconciler(f.tools, time.Now, logger), mcp.ManagerOptions{
-			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, OAuth: f.oauth,
 		}, logger)
+		signIns = f.mgr
 		gate.OnUnlock(f.mgr.SetSecrets)
 		gate.OnLock(func() { f.mgr.SetSecrets(nil) })
 		mctx, cancel := context.WithCancel(context.Background())
@@ -267,7 +275,6 @@ func (f *fixture) boot() {
 	gate.OnLock(owner.ForgetStepUps)
 	f.commands = approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
 	f.book = phrases.NewService(db.NewPhrasesStore(f.db), f.tools, f.clock.Now)
-	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
 	t.Cleanup(f.voice.Close)
@@ -280,6 +287,8 @@ func (f *fixture) boot() {
 		Servers:  statuses,
 		Commands: f.commands,
 		Wake:     f.waker,
+		SignIn:   signIns,
+		OAuth:    oauthClient,
 		Views:    mustViews(t),
 		Assets:   mustAssets(t),
 		Origins:  []string{testOrigin},

@@ -22,6 +22,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/vault"
 	"maven/app/voice"
@@ -100,6 +101,10 @@ type Deps struct {
 	// none.
 	Commands ServerCommands
 	Wake     ServerWaker
+	// SignIn begins sign-ins to OAuth-protected servers and OAuth finishes them on Maven's
+	// callback; nil offers none.
+	SignIn ServerSignIn
+	OAuth  OAuthClient
 	// Voice answers POST /voice for requests carrying a token VoiceTokens accepts; nil
 	// leaves the webhook out.
 	Voice       VoiceTurner
@@ -154,6 +159,8 @@ type server struct {
 	servers  ServerStatuses
 	commands ServerCommands
 	waker    ServerWaker
+	signIns  ServerSignIn
+	oauth    OAuthClient
 	guides   VoiceGuides
 	phrases  PhraseBook
 	activity ActivityFeed
@@ -180,8 +187,8 @@ type server struct {
 //	session     /, /login and its WebAuthn endpoints
 //	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
-//	            stdio server's command line (or several), adding or removing a passkey, setting
-//	            or deleting a secret, a new recovery code
+//	            stdio server's command line (or several), signing in to an MCP server, adding or
+//	            removing a passkey, setting or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address.
@@ -191,7 +198,7 @@ func Routes(d Deps) (http.Handler, error) {
 	}
 	s := &server{
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
-		servers: d.Servers, commands: d.Commands, waker: d.Wake, guides: d.Guides, phrases: d.Phrases,
+		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth, guides: d.Guides, phrases: d.Phrases,
 		activity: d.Activity, views: d.Views, assets: d.Assets, now: d.Now,
 		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
 		secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
@@ -257,6 +264,8 @@ func Routes(d Deps) (http.Handler, error) {
 		r.With(anonymous).Post("/setup/begin", s.handle(s.setupBeginPost))
 		r.Post("/setup/finish", s.handle(s.setupFinishPost))
 		r.Post("/logout", s.handle(s.logoutPost))
+		// Authorization servers fetch who Maven is as a client (an https origin's client ID).
+		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
 		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
 
 		// Everything else waits for the unlock (DESIGN.md rule 19).
@@ -282,6 +291,8 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
 				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
 				r.Get("/secrets", s.handle(s.secretsPage))
+				// Where the authorization server sends the owner back after a sign-in.
+				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				if s.activity != nil {
 					r.Get("/activity", s.handle(s.activityPage))
 				}
@@ -302,6 +313,7 @@ func Routes(d Deps) (http.Handler, error) {
 				r.With(s.requireStepUp(onRoute(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
 				r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
+				r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))
 			})
 		})
 	})

@@ -8,6 +8,7 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/mcp"
+	"maven/app/oauth"
 	"maven/views"
 )
 
@@ -161,10 +162,6 @@ func pendingView(p approval.PendingCommand) views.PendingCommand {
 	return v
 }
 
-// stateNeedsAuth is the state of DESIGN.md rule 14 that mcp does not report yet; the others are
-// mcp's constants.
-const stateNeedsAuth mcp.State = "needs-auth"
-
 // serverRow is the view of one server. A healthy server is one line; a server that wants the
 // owner (to approve it, sign in to it, give it a secret) says so calmly, with what to do; only a
 // failure is shown as trouble, with its last error.
@@ -183,8 +180,15 @@ func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 		row.LastError = text(st.LastError)
 	case mcp.StateAwaitingApproval:
 		row.Action, row.Open = "Check its command line below, then approve it to start it.", true
-	case stateNeedsAuth:
-		row.Action, row.Open = "It wants you to sign in to it before Maven can use it.", true
+	case mcp.StateNeedsAuth:
+		row.Open = true
+		row.SignIn = s.signInView(st)
+		row.LastError = text(st.LastError)
+		if row.SignIn == nil {
+			row.Action, row.ActionURL, row.ActionLabel = "It wants you to sign in to it. Maven keeps a sign-in sealed in its vault, and there is none yet: first register a passkey that can unlock Maven (that creates the vault and its recovery code).", "/passkeys", "Passkeys"
+		} else {
+			row.Action = "It wants you to sign in to it before Maven can use it."
+		}
 	case mcp.StateLocked:
 		row.Open = true
 		if s.vault.Locked() {
@@ -196,6 +200,17 @@ func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 	return row
 }
 
+// signInView is what the card shows of a server that waits for a sign-in, with its Sign in
+// button; nil when there is no vault to seal the sign-in in, or no sign-in to offer.
+func (s *server) signInView(st mcp.ServerStatus) *views.SignIn {
+	if s.signIns == nil || !s.vault.HasVault() {
+		return nil
+	}
+	digest := oauth.Digest(st.Name, st.AuthServer, st.AuthScopes)
+	return &views.SignIn{ID: "sign-in-" + strings.TrimPrefix(digest, "sha256:")[:12], AuthServer: st.AuthServer,
+		Scopes: strings.Fields(st.AuthScopes), Fingerprint: digest}
+}
+
 // serverStateLabel names a state in words; a state it does not know reads as its name, so a new
 // state needs only a label here to show well.
 func serverStateLabel(st mcp.State) string {
@@ -204,7 +219,7 @@ func serverStateLabel(st mcp.State) string {
 		return "locked"
 	case mcp.StateAwaitingApproval:
 		return "awaiting your approval"
-	case stateNeedsAuth:
+	case mcp.StateNeedsAuth:
 		return "needs you to sign in"
 	case mcp.StateConnecting:
 		return "connecting"

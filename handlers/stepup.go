@@ -65,6 +65,8 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 		return fmt.Sprintf("Confirm with your passkey to delete the secret %s.%s", list, s.stopping(a)), nil
 	case auth.ActionRotateRecovery:
 		return "Confirm with your passkey to make a new recovery code. The old one stops working.", nil
+	case auth.ActionSignIn:
+		return fmt.Sprintf("Confirm with your passkey to let Maven sign in to %s. What you grant there lets Maven act as you on that server.", list), nil
 	}
 	return "", fmt.Errorf("%w: %q", auth.ErrUnknownAction, a.Action)
 }
@@ -100,6 +102,8 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 		return fmt.Sprintf("“%s”", c.Server), nil
 	case auth.ActionDeleteSecret:
 		return fmt.Sprintf("“%s”", it.Digest), nil
+	case auth.ActionSignIn:
+		return s.signInTarget(it.Digest)
 	}
 	return "", nil
 }

@@ -296,6 +296,16 @@ type ServerRow struct {
 	TrustText   string
 	TrustShort  string
 	Pending     *PendingCommand // the command line it waits for the owner to approve
+	SignIn      *SignIn         // what it asks the owner to sign in for, with the Sign in button
+}
+
+// SignIn is what a server that wants the owner to sign in asks for: the step-up of its Sign in
+// button approves exactly this (Fingerprint).
+type SignIn struct {
+	ID          string // the element id of its description, unique on the page
+	AuthServer  string
+	Scopes      []string
+	Fingerprint string
 }
 
 // PasskeysPage is the /passkeys page.

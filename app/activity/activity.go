@@ -35,6 +35,10 @@ const (
 	ActionLocked      = "locked"
 	ActionUnlocked    = "unlocked"
 	ActionServerState = "server_state"
+	// A sign-in to an OAuth-protected MCP server: done, failed, and its refresh token refused.
+	ActionSignedIn     = "oauth_signed_in"
+	ActionSignInFailed = "oauth_sign_in_failed"
+	ActionTokenRevoked = "oauth_token_revoked"
 )
 
 // Filter selects a page of the feed. Zero fields select everything.

@@ -30,21 +30,27 @@ const (
 	ActionRotateRecovery Action = "rotate_recovery"
 	// ActionSetPhrases saves an enabled MCP tool's voice phrases (DESIGN.md rule 15b).
 	ActionSetPhrases Action = "set_phrases"
+	// ActionSignIn signs Maven in to an OAuth-protected MCP server: it grants Maven access.
+	// Its item's digest names the server, its authorization server and the scopes, as the
+	// servers card showed them (a server has no id).
+	ActionSignIn Action = "sign_in_server"
 )
 
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSignIn:
 		return true
 	}
 	return false
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row, enabled or given phrases): each item must name the fingerprint the owner's
-// page showed.
-func shownAction(a Action) bool { return a == ActionEnableTool || a == ActionSetPhrases }
+// eyes (a tool row, enabled or given phrases; what a server asks a sign-in for): each item must
+// name the fingerprint the owner's page showed.
+func shownAction(a Action) bool {
+	return a == ActionEnableTool || a == ActionSetPhrases || a == ActionSignIn
+}
 
 // Limits of an Approval.
 const (

@@ -170,6 +170,7 @@ func (s Server) ChangedKeys(next Server) []string {
 	add("cwd", s.Cwd == next.Cwd)
 	add("url", s.URL == next.URL)
 	add("headers", maps.Equal(s.Headers, next.Headers))
+	add("oauth", reflect.DeepEqual(s.OAuth, next.OAuth))
 	add("allow_tools", slices.Equal(s.AllowTools, next.AllowTools))
 	add("disabled", s.Disabled == next.Disabled)
 	add("other settings", reflect.DeepEqual(s.otherSettings(), next.otherSettings()))
@@ -179,7 +180,7 @@ func (s Server) ChangedKeys(next Server) []string {
 // otherSettings is the server without the fields ChangedKeys compares one by one, nor its name.
 func (s Server) otherSettings() Server {
 	s.Name, s.Type, s.TypeGuessed, s.Command, s.Args, s.Env, s.Cwd = "", "", false, "", nil, nil, ""
-	s.URL, s.Headers, s.AllowTools, s.Disabled = "", nil, nil, false
+	s.URL, s.Headers, s.OAuth, s.AllowTools, s.Disabled = "", nil, nil, nil, false
 	return s
 }
 

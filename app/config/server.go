@@ -43,6 +43,18 @@ type Server struct {
 	// backwards-compatibility section says: streamable HTTP (Type), and the older SSE transport
 	// if the server refuses the POST with a 4xx. An explicit type is obeyed exactly.
 	TypeGuessed bool
+	// OAuth is a client registered with the server's authorization server ahead of time (http
+	// and sse only); nil lets Maven register itself where the server allows it.
+	OAuth *OAuth
+}
+
+// OAuth is a pre-registered OAuth client of one remote server (the "oauth" key).
+type OAuth struct {
+	ClientID     string
+	ClientSecret string // "" for a public client; may hold secret references
+	// Scopes, when set, are what Maven asks for instead of what the server advertises (a
+	// step-up's scopes are still added).
+	Scopes []string
 }
 
 // SecretRefs returns the names of the secrets the server refers to, sorted and without
@@ -72,6 +84,11 @@ func (s Server) Expanded(lookup func(name string) ([]byte, bool)) (Server, error
 	out.Env = maps.Clone(s.Env)
 	out.Headers = maps.Clone(s.Headers)
 	out.AllowTools = slices.Clone(s.AllowTools)
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Scopes = slices.Clone(o.Scopes)
+		out.OAuth = &o
+	}
 	path := keyPath("mcpServers", s.Name)
 	var firstErr error
 	expand := func(key string, v string) string {
@@ -99,6 +116,9 @@ func (s Server) Expanded(lookup func(name string) ([]byte, bool)) (Server, error
 	for _, k := range sortedKeys(out.Headers) {
 		out.Headers[k] = expand(keyPath(keyPath(path, "headers"), k), out.Headers[k])
 	}
+	if out.OAuth != nil {
+		out.OAuth.ClientSecret = expand(keyPath(keyPath(path, "oauth"), "client_secret"), out.OAuth.ClientSecret)
+	}
 	if firstErr != nil {
 		return Server{}, firstErr
 	}
@@ -118,6 +138,9 @@ func (s Server) eachSecretValue(path string, fn func(key, value string)) {
 	fn(keyPath(path, "url"), s.URL)
 	for _, k := range sortedKeys(s.Headers) {
 		fn(keyPath(keyPath(path, "headers"), k), s.Headers[k])
+	}
+	if s.OAuth != nil {
+		fn(keyPath(keyPath(path, "oauth"), "client_secret"), s.OAuth.ClientSecret)
 	}
 }
 
@@ -256,6 +279,27 @@ func (s Server) validate(path string) []*Error {
 			add(indexPath(key("allow_tools"), i), "expected a tool name, got an empty string")
 		}
 	}
+	if s.OAuth != nil {
+		errs = append(errs, s.OAuth.validate(key("oauth"))...)
+	}
+	return errs
+}
+
+// validate checks a pre-registered client: an id, and scopes that can be sent.
+func (o OAuth) validate(path string) []*Error {
+	var errs []*Error
+	switch {
+	case strings.TrimSpace(o.ClientID) == "":
+		errs = append(errs, errorf(keyPath(path, "client_id"), "required: the client id the authorization server gave you"))
+	case strings.Contains(o.ClientID, refOpen):
+		errs = append(errs, errorf(keyPath(path, "client_id"), "a client id is not secret (it is sent in the browser's address bar); write it as is"))
+	}
+	for i, sc := range o.Scopes {
+		// RFC 6749 section 3.3: a scope token is printable ASCII but for space, " and \.
+		if sc == "" || strings.ContainsFunc(sc, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' }) {
+			errs = append(errs, errorf(indexPath(keyPath(path, "scopes"), i), "expected a scope such as \"read\", got "+quoteValue(sc)))
+		}
+	}
 	return errs
 }
 
@@ -275,6 +319,9 @@ func (s Server) validateTransport(path string) []*Error {
 		}
 		if len(s.Headers) > 0 {
 			forbidden = append(forbidden, "headers")
+		}
+		if s.OAuth != nil {
+			forbidden = append(forbidden, "oauth")
 		}
 	case TransportHTTP, TransportSSE:
 		if s.URL == "" {

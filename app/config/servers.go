@@ -7,7 +7,10 @@ import (
 )
 
 // serverKeys are the keys of one server that Maven reads.
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "allow_tools", "disabled"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "oauth", "allow_tools", "disabled"}
+
+// oauthKeys are the keys of a server's "oauth" object.
+var oauthKeys = []string{"client_id", "client_secret", "scopes"}
 
 // ignoredServerKeys are keys other clients write in a server's entry that mean nothing to Maven:
 // each is accepted with a warning saying why it grants nothing.
@@ -141,6 +144,8 @@ func (d *decoder) serverKey(f *serverFields, raw json.RawMessage, path, key stri
 		}
 	case "headers":
 		s.Headers = d.strMap(raw, p)
+	case "oauth":
+		s.OAuth = d.oauth(raw, p)
 	case "allow_tools":
 		s.AllowTools = d.strs(raw, p, "a list of tool names")
 	case "disabled":
@@ -170,6 +175,29 @@ func (d *decoder) serverKey(f *serverFields, raw json.RawMessage, path, key stri
 		}
 		d.unknown(path, key, serverKeys)
 	}
+}
+
+// oauth reads a pre-registered OAuth client: {"client_id", "client_secret", "scopes"}.
+func (d *decoder) oauth(raw json.RawMessage, path string) *OAuth {
+	obj, ok := d.object(raw, path)
+	if !ok {
+		return nil
+	}
+	o := &OAuth{}
+	for _, key := range sortedKeys(obj) {
+		p := keyPath(path, key)
+		switch key {
+		case "client_id":
+			o.ClientID = d.str(obj[key], p, "the client id the authorization server gave you")
+		case "client_secret":
+			o.ClientSecret = d.str(obj[key], p, `a client secret, best sealed: "${secret:NAME}"`)
+		case "scopes":
+			o.Scopes = d.strs(obj[key], p, `a list of scopes such as ["read"]`)
+		default:
+			d.unknown(path, key, oauthKeys)
+		}
+	}
+	return o
 }
 
 // zedCommand reads the command object older Zed versions write: {"path", "args", "env"}.
@@ -256,6 +284,14 @@ func (d *decoder) substitute(s *Server, path string) {
 	s.URL = d.expandVars(s.URL, key("url"), nil)
 	for _, k := range sortedKeys(s.Headers) {
 		s.Headers[k] = d.expandVars(s.Headers[k], keyPath(key("headers"), k), nil)
+	}
+	if o := s.OAuth; o != nil {
+		o.ClientID = d.expandVars(o.ClientID, keyPath(key("oauth"), "client_id"), nil)
+		p := keyPath(key("oauth"), "client_secret")
+		if o.ClientSecret != "" && !strings.Contains(o.ClientSecret, refOpen) {
+			d.warnf(p, "this client secret is kept in the clear in the config file; seal it with `maven secret set NAME` and write ${secret:NAME}")
+		}
+		o.ClientSecret = d.expandVars(o.ClientSecret, p, nil)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
+	"maven/app/oauth"
 	"maven/app/runner"
 )
 
@@ -89,6 +90,9 @@ type ManagerOptions struct {
 	Getenv func(string) string
 	// Version is the client version sent in initialize ("dev").
 	Version string
+	// OAuth signs Maven in to remote (streamable HTTP) servers that refuse it, and keeps their
+	// sealed tokens; nil leaves such servers failing like any other refusal.
+	OAuth *oauth.Service
 	// ApproveStdio reports whether the owner approved a stdio server's command line (see
 	// StdioCommand); the supervisor asks before every start, and an unapproved command line
 	// never starts: the server shows as StateAwaitingApproval until Wake. Nil approves
@@ -218,7 +222,7 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 	m.mu.Unlock()
 	// Loaded after the secrets changed: a server Reconfigure adds later starts with them.
 	for _, s := range m.servers.Load().list() {
-		if !s.needsSecrets {
+		if !s.needsSecrets && !s.sealedAuth.Load() {
 			continue
 		}
 		if lookup == nil {
@@ -316,7 +320,12 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	defer done()
 	res, err := callDetached(callCtx, cs, tool, args)
 	if err == nil {
+		s.callSucceeded()
 		return FlattenResult(res), nil
+	}
+	if needsAuth := new(oauth.NeedsAuthError); errors.As(err, &needsAuth) {
+		// The server waits for the owner now (refusedNow ended the session).
+		return runner.Result{}, fmt.Errorf("mcp %s/%s: %w: %w", server, tool, ErrNeedsSignIn, needsAuth)
 	}
 	if connectionLost(err) {
 		// A 2026-07-28 server over HTTP that is gone fails the call but not the session (each
@@ -357,7 +366,7 @@ func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, 
 	if s.cfg.Disabled {
 		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrDisabled)
 	}
-	if s.needsSecrets {
+	if s.needsSecrets || s.sealedAuth.Load() {
 		// Checked here as well as by the state, so a call racing a lock is refused.
 		if lookup, _ := m.lookup(); lookup == nil {
 			return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrLocked)
@@ -367,6 +376,8 @@ func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, 
 	switch {
 	case st.State == StateLocked:
 		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrLocked)
+	case st.State == StateNeedsAuth:
+		return nil, nil, nil, fmt.Errorf("mcp server %q: %w", s.name, ErrNeedsSignIn)
 	case cs == nil || st.State != StateConnected:
 		if st.LastError != "" {
 			return nil, nil, nil, fmt.Errorf("mcp server %q is %s (%s): %w", s.name, st.State, st.LastError, ErrNotConnected)

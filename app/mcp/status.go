@@ -11,16 +11,19 @@ const (
 	// StateAwaitingApproval is a stdio server whose command line the owner has not approved
 	// yet (DESIGN.md rule 25): never started until they do, and nothing is wrong with it.
 	StateAwaitingApproval State = "awaiting-approval"
-	StateConnecting       State = "connecting" // dialling and initializing
-	StateConnected        State = "connected"  // a live session
-	StateBackoff          State = "backoff"    // waiting to redial after a failure
-	StateFailed           State = "failed"     // a configuration that cannot work; retried slowly
-	StateDisabled         State = "disabled"   // "disabled": true in the config; never dialled
+	// StateNeedsAuth is a remote server that refused Maven (HTTP 401, or 403 for more scope)
+	// and waits for the owner to sign in to it; it is not dialled until they do.
+	StateNeedsAuth  State = "needs-auth"
+	StateConnecting State = "connecting" // dialling and initializing
+	StateConnected  State = "connected"  // a live session
+	StateBackoff    State = "backoff"    // waiting to redial after a failure
+	StateFailed     State = "failed"     // a configuration that cannot work; retried slowly
+	StateDisabled   State = "disabled"   // "disabled": true in the config; never dialled
 )
 
 // States returns every server state in one order, for counts and gauges.
 func States() []State {
-	return []State{StateLocked, StateAwaitingApproval, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
+	return []State{StateLocked, StateAwaitingApproval, StateNeedsAuth, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
 }
 
 // ServerStatus is what the owner is shown about one server (DESIGN.md rule 14).
@@ -34,4 +37,8 @@ type ServerStatus struct {
 	LastError string    `json:"last_error"`
 	Since     time.Time `json:"since"` // when State was entered
 	Tools     int       `json:"tools"` // tools in the last complete list
+	// AuthServer and AuthScopes are what a server in StateNeedsAuth asks the owner to sign in
+	// for: the authorization server and the scopes Maven would request (space-separated).
+	AuthServer string `json:"auth_server,omitempty"`
+	AuthScopes string `json:"auth_scopes,omitempty"`
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
+	"maven/app/oauth"
+	"maven/app/vault"
 )
 
 // errInterrupted ends a session or a dial that Maven itself stopped (lock, new secrets): the
@@ -39,6 +42,9 @@ type supervisor struct {
 	refreshWanted chan struct{} // a refresh is pending; with the one running, at most two
 	// The command line of a stdio server and its digest (StdioCommand); "" for http and sse.
 	display, digest string
+	// sealedAuth is set while the server's OAuth sign-in is sealed in the vault: like a
+	// secret, it locks and unlocks with the vault.
+	sealedAuth atomic.Bool
 
 	mu         sync.Mutex
 	secretVals [][]byte // values of the secrets in use, masked in errors; zeroed once locked
@@ -47,6 +53,9 @@ type supervisor struct {
 	sessCtx    context.Context        // ends with the session; nil with it
 	sessEnded  <-chan struct{}        // closed once the connection itself has ended; nil with it
 	endSession context.CancelFunc     // ends the current dial or session
+	dialAuth   *oauth.Session         // the OAuth of the current dial; nil for none
+	wait       *authWait              // a refusal waiting for the owner to sign in; nil for none
+	stepUps    int                    // step-ups asked for since a tool call last succeeded
 	calls      map[*inflight]struct{} // calls in progress, for a server's questions (elicit.go)
 }
 
@@ -123,6 +132,20 @@ func (s *supervisor) run(ctx context.Context) {
 			s.logger.Warn("mcp server cannot be dialled", "error", s.errText(err))
 			s.sleep(ctx, s.m.opts.BackoffMax)
 			continue
+		case s.waiting() != nil:
+			// Refused: it waits for the owner to sign in, and is not dialled meanwhile.
+			s.awaitSignIn(ctx, cfg)
+			continue
+		}
+		if _, err := s.openAuth(ctx); errors.Is(err, vault.ErrLocked) {
+			s.set(StateLocked, "")
+			s.sleep(ctx, 0)
+			continue
+		} else if err != nil {
+			d := bo.next()
+			s.set(StateBackoff, s.errText(err))
+			s.sleep(ctx, d)
+			continue
 		}
 
 		up, err := s.connect(ctx, cfg, gen)
@@ -130,7 +153,8 @@ func (s *supervisor) run(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, errInterrupted):
+		case errors.Is(err, errInterrupted), s.waiting() != nil:
+			// Ended by Maven, or refused: it waits for a sign-in now (refusedNow).
 			continue
 		case errors.As(err, &churn):
 			s.stopListening(ctx, churn)
@@ -219,6 +243,7 @@ func (s *supervisor) lock() {
 		s.endSession()
 	}
 	s.session, s.sessCtx, s.sessEnded = nil, nil, nil
+	s.dialAuth = nil // the tokens go with the session
 	changed := s.st.State != StateLocked
 	if changed {
 		s.st.State, s.st.Since, s.st.LastError = StateLocked, time.Now(), ""
@@ -289,5 +314,8 @@ func (s *supervisor) enter(st *ServerStatus, state State) {
 	if st.State != state {
 		st.State = state
 		st.Since = time.Now()
+	}
+	if state != StateNeedsAuth {
+		st.AuthServer, st.AuthScopes = "", ""
 	}
 }

@@ -50,7 +50,14 @@ func (s *supervisor) remoteTransport(cfg config.Server, killCtx context.Context,
 	if cfg.Type == config.TransportSSE {
 		return &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: client}, nil
 	}
-	return &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: client}, nil
+	t := &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: client}
+	s.mu.Lock()
+	if s.dialAuth != nil {
+		// Its token, if it signed in; a refusal fails the dial with *oauth.NeedsAuthError.
+		t.OAuthHandler = s.dialAuth
+	}
+	s.mu.Unlock()
+	return t, nil
 }
 
 // origin returns scheme://host of u, lower-cased.

@@ -28,6 +28,11 @@ func (v *Vault) Set(ctx context.Context, name string, value []byte) error {
 	if !ValidName(name) {
 		return fmt.Errorf("set secret: %w: a name is 1 to 64 of A-Z a-z 0-9 _ . -", ErrInvalid)
 	}
+	return v.seal(ctx, name, value)
+}
+
+// seal seals value under the stored name, which Set has checked or Maven chose.
+func (v *Vault) seal(ctx context.Context, name string, value []byte) error {
 	if len(value) > MaxSecretSize {
 		return fmt.Errorf("set secret %s: %w: the value is over %d bytes", name, ErrInvalid, MaxSecretSize)
 	}
@@ -52,6 +57,10 @@ func (v *Vault) Set(ctx context.Context, name string, value []byte) error {
 // one. ErrLocked unless unlocked; ErrNotFound if there is none; ErrTampered if it fails
 // authentication.
 func (v *Vault) Get(ctx context.Context, name string) ([]byte, error) {
+	if !ValidName(name) {
+		// Not a secret's name: Maven's own sealed records are not for looking up.
+		return nil, fmt.Errorf("secret %q: %w", name, ErrNotFound)
+	}
 	if v.Locked() {
 		return nil, ErrLocked
 	}
@@ -62,35 +71,50 @@ func (v *Vault) Get(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret %s: %w", name, err)
 	}
+	return v.open(s)
+}
+
+// open opens a stored secret with the data key.
+func (v *Vault) open(s Secret) ([]byte, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if v.key == nil {
 		return nil, ErrLocked
 	}
-	pt, err := v.key.gcm.open(s.Nonce, s.Ciphertext, secretAD(name))
+	pt, err := v.key.gcm.open(s.Nonce, s.Ciphertext, secretAD(s.Name))
 	if errors.Is(err, errOpen) {
-		return nil, fmt.Errorf("secret %s: %w", name, ErrTampered)
+		return nil, fmt.Errorf("secret %s: %w", s.Name, ErrTampered)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", name, err)
+		return nil, fmt.Errorf("secret %s: %w", s.Name, err)
 	}
 	return pt, nil
 }
 
-// Names lists the names of the stored secrets, sorted. ErrLocked unless unlocked.
+// Names lists the names of the owner's stored secrets, sorted. ErrLocked unless unlocked.
 func (v *Vault) Names(ctx context.Context) ([]string, error) {
 	if v.Locked() {
 		return nil, ErrLocked
 	}
-	names, err := v.store.SecretNames(ctx)
+	stored, err := v.store.SecretNames(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list secrets: %w", err)
+	}
+	// Maven's own sealed records (OAuth credentials) are not the owner's secrets.
+	names := stored[:0]
+	for _, n := range stored {
+		if ValidName(n) {
+			names = append(names, n)
+		}
 	}
 	return names, nil
 }
 
 // Delete removes a secret. ErrLocked unless unlocked; ErrNotFound if there is none.
 func (v *Vault) Delete(ctx context.Context, name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("delete secret %q: %w", name, ErrNotFound)
+	}
 	if v.Locked() {
 		return ErrLocked
 	}

@@ -150,6 +150,8 @@ func failureReason(err error) string {
 		return "its server is not connected"
 	case errors.Is(err, mcp.ErrLocked):
 		return "its server is locked"
+	case errors.Is(err, mcp.ErrNeedsSignIn):
+		return "its server wants you to sign in to it: press Sign in on the servers card"
 	case errors.Is(err, runner.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "it took too long"
 	}

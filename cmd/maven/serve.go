@@ -18,6 +18,7 @@ import (
 
 	"github.com/alexedwards/scs/sqlite3store"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
@@ -26,6 +27,7 @@ import (
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/runner"
 	"maven/app/vault"
@@ -108,20 +110,36 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	// A stdio server's command line starts only once the owner approved it on /tools, behind a
 	// step-up (DESIGN.md rules 21 and 25); its supervisor asks before every start.
 	commands := approval.NewService(db.NewApprovalStore(bdb), time.Now)
-	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
-		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check,
-	}, logger)
-	defer manager.Close()
-	executor := runner.New(tools, manager, runner.Options{})
-	reload := newReloader(flags, getenv, cfg, fromFile, tools, manager, reconciler.Forget, problems, logger)
-
-	// The vault: a daemon that has one starts locked, and nothing that needs a secret runs until
-	// the owner unlocks from /unlock. The gate is the one place that knows; unlocking only hands
-	// the manager a lookup (SetSecrets never blocks), so no dial happens on the unlock's path.
+	// Listen before building what depends on the address (the OAuth callback, the origins):
+	// with port 0 the browser origin is only known now. Reloads compare with the config as read.
+	asRead := cfg
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	defer ln.Close()
+	if err := cfg.SetListen(ln.Addr().String()); err != nil {
+		return err
+	}
 	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(bdb), cfg.RPID, time.Now), logger)
 	if err != nil {
 		return err
 	}
+	// OAuth: a remote server that refuses Maven waits for the owner to sign in from its card;
+	// tokens are sealed in the vault, and sign-ins recorded in the activity feed.
+	feed := activity.New(db.NewActivityStore(bdb), time.Now)
+	signIns := oauth.New(gate, feed, oauth.Options{Origins: cfg.Origins, Logger: logger})
+	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
+		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check, OAuth: signIns,
+	}, logger)
+	defer manager.Close()
+	executor := runner.New(tools, manager, runner.Options{})
+	reload := newReloader(flags, getenv, asRead, fromFile, tools, manager, reconciler.Forget, problems, logger)
+
+	// The vault (the gate, above): a daemon that has one starts locked, and nothing that needs a
+	// secret runs until the owner unlocks from /unlock. The gate is the one place that knows;
+	// unlocking only hands the manager a lookup (SetSecrets never blocks), so no dial happens on
+	// the unlock's path.
 	gate.OnUnlock(manager.SetSecrets)
 	gate.OnLock(func() { manager.SetSecrets(nil) })
 
@@ -131,17 +149,6 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}
 	metricsTokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "metrics")
 	if err != nil {
-		return err
-	}
-
-	// Listen before building what depends on the address: with port 0 the browser origin is
-	// only known now.
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-	}
-	defer ln.Close()
-	if err := cfg.SetListen(ln.Addr().String()); err != nil {
 		return err
 	}
 
@@ -156,7 +163,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
 		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
 		commands: commands, reload: reload,
-		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, bdb, gate, manager, logger),
+		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, feed, gate, manager, logger),
 		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
 	// One phrase book: voice rebuilds its index after the saves the pages make.
 	book := phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now)
@@ -209,6 +216,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		Servers:        manager,
 		Commands:       commands,
 		Wake:           manager,
+		SignIn:         manager,
+		OAuth:          signIns,
 		Voice:          voiceTurns,
 		VoiceTokens:    tokens,
 		Guides:         voiceTurns,

@@ -57,10 +57,6 @@ type failedServer struct {
 	Since  time.Time `json:"since"`
 }
 
-// stateNeedsAuth is the server state of DESIGN.md rule 14 for a remote server that wants the
-// owner to sign in; mcp reports it once it speaks OAuth.
-const stateNeedsAuth mcp.State = "needs-auth"
-
 func (d *daemon) ipcStatus(ctx context.Context, _ json.RawMessage) (any, error) {
 	byState, err := d.tools.CountByState(ctx, allowlist.Filter{})
 	if err != nil {
@@ -97,7 +93,7 @@ func serversNeedingAttention(statuses []mcp.ServerStatus, pending []approval.Pen
 		switch s.State {
 		case mcp.StateAwaitingApproval:
 			awaiting = append(awaiting, awaitingServer{Server: s.Name, Command: command[s.Name]})
-		case stateNeedsAuth:
+		case mcp.StateNeedsAuth:
 			needsAuth = append(needsAuth, s.Name)
 		case mcp.StateFailed, mcp.StateBackoff:
 			failed = append(failed, failedServer{Name: s.Name, State: string(s.State), Reason: s.LastError, Since: s.Since.UTC()})

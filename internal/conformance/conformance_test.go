@@ -23,31 +23,11 @@ import (
 // fails when a scenario the go-sdk reference client passes fails for Maven and is not listed
 // here, and when a listed scenario passes (delete its line then).
 var expectedFailures = map[string]string{
-	"auth/metadata-default":                     oauth,
-	"auth/metadata-var1":                        oauth,
-	"auth/metadata-var2":                        oauth,
-	"auth/metadata-var3":                        oauth,
-	"auth/basic-cimd":                           oauth,
-	"auth/scope-from-www-authenticate":          oauth,
-	"auth/scope-from-scopes-supported":          oauth,
-	"auth/scope-omitted-when-undefined":         oauth,
-	"auth/scope-step-up":                        oauth,
-	"auth/scope-retry-limit":                    oauth + "; the suite lets the client exit non-zero here, Maven's steps must show it gave up",
-	"auth/token-endpoint-auth-basic":            oauth,
-	"auth/token-endpoint-auth-post":             oauth,
-	"auth/token-endpoint-auth-none":             oauth,
-	"auth/pre-registration":                     oauth + "; the client id and secret come in MCP_CONFORMANCE_CONTEXT",
-	"auth/2025-03-26-oauth-metadata-backcompat": oauth + " (the go-sdk reference fails it too: issuer mismatch)",
-	"auth/2025-03-26-oauth-endpoint-fallback":   oauth,
-	"auth/resource-mismatch":                    oauth + "; it must pass because Maven refused the mismatched resource (its steps must see the refusal), not because it never tried: the suite lets the client exit non-zero here",
-	"auth/offline-access-scope":                 oauth,
-	"auth/offline-access-not-supported":         oauth,
-	"auth/client-credentials-jwt":               oauth + " (client credentials; the go-sdk reference has no client for it)",
-	"auth/client-credentials-basic":             oauth + " (client credentials; the go-sdk reference has no client for it)",
-	"auth/cross-app-access-complete-flow":       oauth + " (cross-app access; the go-sdk reference has no client for it)",
+	"auth/2025-03-26-oauth-metadata-backcompat": "the metadata's issuer is not the server's origin, which go-sdk refuses (RFC 8414 section 3.3); the go-sdk reference fails it too",
+	"auth/client-credentials-jwt":               "the client credentials grant (a machine signs in, no owner): Maven signs in only for its owner; the go-sdk reference has no client for it either",
+	"auth/client-credentials-basic":             "the client credentials grant (a machine signs in, no owner): Maven signs in only for its owner; the go-sdk reference has no client for it either",
+	"auth/cross-app-access-complete-flow":       "cross-app access (enterprise-managed authorization): the go-sdk reference has no client for it either",
 }
-
-const oauth = "OAuth: arrives with the OAuth branch (no steps in scenarios.go yet)"
 
 // suiteVersion is the conformance suite package.json pins.
 const suiteVersion = "0.1.16"

@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -76,10 +77,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, log io.
 		return err
 	}
 	defer os.RemoveAll(dir)
-	h, err := start(ctx, *bin, dir, fs.Arg(0), log)
+	h, err := start(ctx, *bin, dir, fs.Arg(0), behindProxy[name], log)
 	if err != nil {
 		return err
 	}
+	h.getenv = getenv
 	for i, s := range sc {
 		fmt.Fprintf(log, "step %d/%d: %s\n", i+1, len(sc), s.what)
 		if err := s.do(ctx, h); err != nil {
@@ -102,30 +104,45 @@ type harness struct {
 	daemon  *daemontest.Daemon
 	owner   *daemontest.Browser
 	passkey *authtest.Authenticator
-	token   string // bearer token of POST /voice
-	log     io.Writer
+	// passkeyID is the passkey's id on /passkeys; sealed says whether it was let unlock Maven
+	// (which made the vault that OAuth tokens are sealed in).
+	passkeyID int64
+	sealed    bool
+	token     string // bearer token of POST /voice
+	cfgPath   string // the config file, which a scenario may change and reload
+	serverURL string // the suite's server
+	getenv    func(string) string
+	log       io.Writer
 }
 
 // start starts maven serve for the suite's server at serverURL, with its config and data in dir,
 // and makes its owner: the passkey registered through a setup link (which signs the browser in)
 // and a voice token.
-func start(ctx context.Context, bin, dir, serverURL string, log io.Writer) (*harness, error) {
+func start(ctx context.Context, bin, dir, serverURL, httpsOrigin string, log io.Writer) (*harness, error) {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{bin: bin, log: log}
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+	h := &harness{bin: bin, log: log, serverURL: serverURL}
+	conf := map[string]any{"mcpServers": map[string]any{
 		serverName: map[string]any{"type": "http", "url": serverURL},
-	}})
+	}}
+	if httpsOrigin != "" {
+		u, err := url.Parse(httpsOrigin)
+		if err != nil {
+			return nil, err
+		}
+		conf["rp_id"], conf["origins"], conf["trusted_proxies"] = u.Hostname(), []string{httpsOrigin}, []string{"127.0.0.1"}
+	}
+	cfg, err := json.Marshal(conf)
 	if err != nil {
 		return nil, err
 	}
-	cfgPath := filepath.Join(dir, "maven.json")
-	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+	h.cfgPath = filepath.Join(dir, "maven.json")
+	if err := os.WriteFile(h.cfgPath, cfg, 0o600); err != nil {
 		return nil, err
 	}
-	cmd := daemontest.Command(bin, filepath.Join(dir, "data"), dir, "--config", cfgPath)
+	cmd := daemontest.Command(bin, filepath.Join(dir, "data"), dir, "--config", h.cfgPath)
 	stopWithParent(cmd)
 	if h.daemon, err = daemontest.Start(cmd, filepath.Join(dir, "data"), 15*time.Second); err != nil {
 		return nil, err
@@ -145,11 +162,16 @@ func start(ctx context.Context, bin, dir, serverURL string, log io.Writer) (*har
 		return nil, fmt.Errorf("setup link: %w", err)
 	}
 	h.owner = daemontest.NewBrowser(h.daemon)
+	if httpsOrigin != "" {
+		h.owner = daemontest.NewBrowserBehindProxy(h.daemon, httpsOrigin)
+	}
 	h.passkey = authtest.New(h.owner.Origin)
-	if _, err := h.owner.Register(ctx, link.URL, h.passkey, "Conformance"); err != nil {
+	reg, err := h.owner.Register(ctx, link.URL, h.passkey, "Conformance")
+	if err != nil {
 		h.fail()
 		return nil, fmt.Errorf("register the owner's passkey: %w", err)
 	}
+	h.passkeyID = reg.ID
 	out, err = h.daemon.CLI(ctx, bin, "voice-token", "--rotate")
 	if h.token = strings.TrimSpace(out); err != nil || h.token == "" {
 		h.fail()

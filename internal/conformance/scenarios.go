@@ -45,7 +45,45 @@ var scenarios = map[string][]step{
 		enable("test_reconnection"),
 		call("test reconnection", "Reconnection test completed successfully"),
 	},
+
+	// OAuth (auth.go). Each mock refuses initialize until Maven holds a token, offers test-tool,
+	// and checks discovery, registration, PKCE, the resource indicator and the scopes asked for.
+	"auth/metadata-default":                     signedIn(),
+	"auth/metadata-var1":                        signedIn(),
+	"auth/metadata-var2":                        signedIn(),
+	"auth/metadata-var3":                        signedIn(),
+	"auth/basic-cimd":                           signedIn(),
+	"auth/scope-from-www-authenticate":          signedIn(),
+	"auth/scope-from-scopes-supported":          signedIn(),
+	"auth/scope-omitted-when-undefined":         signedIn(),
+	"auth/token-endpoint-auth-basic":            signedIn(),
+	"auth/token-endpoint-auth-post":             signedIn(),
+	"auth/token-endpoint-auth-none":             signedIn(),
+	"auth/2025-03-26-oauth-metadata-backcompat": signedIn(),
+	"auth/2025-03-26-oauth-endpoint-fallback":   signedIn(),
+	"auth/offline-access-scope":                 signedIn(),
+	"auth/offline-access-not-supported":         signedIn(),
+	// The client registered ahead of time: its secret sealed, the "oauth" key, a reload.
+	"auth/pre-registration": append([]step{preRegistered()}, signedIn()...),
+	// initialize needs no token, tools/list one with mcp:basic, tools/call one with mcp:write too:
+	// the refused call makes the server ask the owner again, for both scopes.
+	"auth/scope-step-up": {
+		signIn(), connected(), enable("test-tool"), callRefused("test tool"),
+		signIn(), connected(), call("test tool", "test"),
+	},
+	// With a token, every request is refused for mcp:admin, the very scope granted: Maven gives
+	// up after one sign-in instead of asking the owner again and again.
+	"auth/scope-retry-limit": {signIn(), gaveUp("refuses access it was granted")},
+	// The protected resource metadata names https://evil.example.com/mcp: Maven refuses to sign
+	// in (no authorization request, no token), and says why.
+	"auth/resource-mismatch": {gaveUp("names another resource")},
 }
+
+// behindProxy names the scenarios whose Maven is served at an https origin, behind a reverse
+// proxy that terminates TLS (the harness's browser plays it): auth/basic-cimd's mock wants the
+// client id https://conformance-test.local/client-metadata.json, and Maven serves its client ID
+// metadata document at /client-metadata.json on its https origin.
+var behindProxy = map[string]string{"auth/basic-cimd": "https://conformance-test.local"}
 
 // step is one thing Maven must do for a scenario.
 type step struct {
@@ -103,14 +141,7 @@ func phrases(tool, text string) step {
 // answers, and wants the tool to have run, its answer containing want.
 func call(utterance, want string, answers ...string) step {
 	return step{fmt.Sprintf("say %q", utterance), func(ctx context.Context, h *harness) error {
-		conversation := fmt.Sprintf("conformance-%d", time.Now().UnixNano())
-		r, err := h.say(ctx, conversation, utterance)
-		if err == nil && r.Outcome == "confirm" {
-			r, err = h.say(ctx, conversation, "yes")
-		}
-		for ; err == nil && r.Outcome == "ask" && len(answers) > 0; answers = answers[1:] {
-			r, err = h.say(ctx, conversation, answers[0])
-		}
+		r, err := h.sayConfirmed(ctx, utterance, answers...)
 		switch {
 		case err != nil:
 			return err
@@ -119,6 +150,21 @@ func call(utterance, want string, answers ...string) step {
 		}
 		return nil
 	}}
+}
+
+// sayConfirmed says utterance in a conversation of its own, and "yes" if Maven asks to confirm
+// (a tool that does not claim read-only), then answers each question the tool's server asks
+// (outcome ask) with the next of answers; it returns the last reply.
+func (h *harness) sayConfirmed(ctx context.Context, utterance string, answers ...string) (daemontest.VoiceReply, error) {
+	conversation := fmt.Sprintf("conformance-%d", time.Now().UnixNano())
+	r, err := h.say(ctx, conversation, utterance)
+	if err == nil && r.Outcome == "confirm" {
+		r, err = h.say(ctx, conversation, "yes")
+	}
+	for ; err == nil && r.Outcome == "ask" && len(answers) > 0; answers = answers[1:] {
+		r, err = h.say(ctx, conversation, answers[0])
+	}
+	return r, err
 }
 
 // serverStatus is an entry of `maven mcp-servers --json` (DESIGN.md, IPC mcp_servers).

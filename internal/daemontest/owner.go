@@ -27,26 +27,54 @@ import (
 type Browser struct {
 	Origin string // http://localhost:PORT, what the daemon configured for itself
 	addr   string // host:port dialled
+	base   string // what request URLs start with: http://ADDR, or the origin behind a proxy
 	client *http.Client
 }
 
 // NewBrowser returns a browser with no session for the daemon d.
 func NewBrowser(d *Daemon) *Browser {
 	jar, _ := cookiejar.New(nil) // cookiejar.New never fails without options
-	return &Browser{Origin: d.Origin(), addr: d.Addr, client: &http.Client{
+	return &Browser{Origin: d.Origin(), addr: d.Addr, base: "http://" + d.Addr, client: &http.Client{
 		Jar: jar, Timeout: 20 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
 
+// NewBrowserBehindProxy returns a browser with no session for the daemon d served at the https
+// origin through a TLS-terminating reverse proxy, which the browser plays itself: it asks for
+// https://ORIGIN/… (so its cookie jar holds Maven's Secure cookies) and sends each request to
+// d's address in plain HTTP with X-Forwarded-Proto and X-Forwarded-Host, as a proxy would. d
+// must trust 127.0.0.1 as a proxy (trusted_proxies) and name origin in its origins.
+func NewBrowserBehindProxy(d *Daemon, origin string) *Browser {
+	b := NewBrowser(d)
+	b.Origin, b.base = origin, origin
+	b.client.Transport = proxyTransport{addr: d.Addr}
+	return b
+}
+
+// proxyTransport forwards a request for https://HOST/… to addr over plain HTTP, as a proxy that
+// terminated TLS for HOST does.
+type proxyTransport struct{ addr string }
+
+func (p proxyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Header.Set("X-Forwarded-Proto", req.URL.Scheme)
+	out.Header.Set("X-Forwarded-Host", req.URL.Host)
+	out.URL.Scheme, out.URL.Host, out.Host = "http", p.addr, req.URL.Host
+	return http.DefaultTransport.RoundTrip(out)
+}
+
 // Do sends a request for path with the origin's Host, as a page of the origin would (Origin and
 // Sec-Fetch-Site on unsafe methods), and returns the status and the body.
 func (b *Browser) Do(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+b.addr+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, b.base+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Host = strings.TrimPrefix(b.Origin, "http://")
+	if b.base == b.Origin {
+		req.Host = ""
+	}
 	req.Header.Set("Accept", "text/html")
 	if method != http.MethodGet {
 		req.Header.Set("Accept", "application/json")

@@ -1,0 +1,316 @@
+package oauth_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"maven/app/activity"
+	"maven/app/mcp/mcptest"
+	"maven/app/oauth"
+	"maven/app/oauth/oauthtest"
+	"maven/app/vault"
+)
+
+// memVault seals nothing: it stands in for the vault where sealing is not what is tested
+// (app/mcp's tests use the real one).
+type memVault struct {
+	mu     sync.Mutex
+	m      map[string][]byte
+	locked bool
+}
+
+func (v *memVault) SealOAuth(_ context.Context, server string, value []byte) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.locked {
+		return vault.ErrLocked
+	}
+	if v.m == nil {
+		v.m = map[string][]byte{}
+	}
+	v.m[server] = slices.Clone(value)
+	return nil
+}
+
+func (v *memVault) OpenOAuth(_ context.Context, server string) ([]byte, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b, ok := v.m[server]
+	switch {
+	case !ok:
+		return nil, vault.ErrNotFound
+	case v.locked:
+		return nil, vault.ErrLocked
+	}
+	return slices.Clone(b), nil
+}
+
+func (v *memVault) DeleteOAuth(_ context.Context, server string) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.m, server)
+	return nil
+}
+
+// feed records activity events.
+type feed struct {
+	mu     sync.Mutex
+	events []activity.Event
+}
+
+func (f *feed) Append(_ context.Context, evs ...activity.Event) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, evs...)
+	return nil
+}
+
+func (f *feed) actions() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, e := range f.events {
+		out = append(out, e.Action)
+	}
+	return out
+}
+
+const origin = "http://localhost:8080"
+
+type fixture struct {
+	fake *oauthtest.Server
+	svc  *oauth.Service
+	v    *memVault
+	feed *feed
+}
+
+func newFixture(t *testing.T, opts oauthtest.Options) *fixture {
+	f := &fixture{v: &memVault{}, feed: &feed{}}
+	f.fake = oauthtest.New(t, mcptest.NewScripted(mcptest.ToolSpec{Name: "echo", Echo: true}).HTTPHandler(), opts)
+	f.svc = oauth.New(f.v, f.feed, oauth.Options{Origins: []string{origin, "https://maven.example"}})
+	return f
+}
+
+// refusal is the challenge of an MCP request without a token.
+func (f *fixture) refusal(t *testing.T) oauth.Challenge {
+	t.Helper()
+	resp, err := http.Post(f.fake.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return oauth.Challenge{Status: resp.StatusCode, WWWAuthenticate: resp.Header.Values("WWW-Authenticate"), URL: f.fake.URL}
+}
+
+// follow requests the authorization URL as a browser would and returns the query of the
+// redirect back to Maven's callback.
+func follow(t *testing.T, authURL string) url.Values {
+	t.Helper()
+	loc, err := oauthtest.Authorize(context.Background(), authURL)
+	if err != nil || loc.Scheme+"://"+loc.Host+loc.Path != origin+oauth.CallbackPath {
+		t.Fatalf("authorize: %v, Location %v: want a redirect to Maven's callback", err, loc)
+	}
+	return loc.Query()
+}
+
+func (f *fixture) signIn(t *testing.T, need oauth.Need, ch oauth.Challenge, session string) (string, chan error) {
+	t.Helper()
+	done := make(chan error, 1)
+	u, err := f.svc.Begin(context.Background(), oauth.SignIn{Server: "tasks", ServerURL: f.fake.URL, Challenge: ch,
+		Need: need, Session: session, Origin: origin, Done: func(err error) { done <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, done
+}
+
+// TestSignInSealsATokenThatWorks walks one sign-in through go-sdk against the fake: discovery
+// shows what the owner approves, the authorization request asks for exactly that, the callback
+// of the owner's own session finishes it once, and the sealed token opens the server.
+func TestSignInSealsATokenThatWorks(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, oauthtest.Options{ScopesSupported: []string{"tasks:read", "offline_access"}, ChallengeScope: "tasks:read"})
+	ch := f.refusal(t)
+	need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if need.Issuer != f.fake.Issuer || need.Resource != f.fake.URL || need.ScopeText() != "tasks:read offline_access" || need.StepUp {
+		t.Fatalf("need %+v", need)
+	}
+
+	authURL, done := f.signIn(t, need, ch, "owner-session")
+	q := follow(t, authURL)
+	// Another browser session cannot finish it, nor spend it.
+	if _, err := f.svc.Complete(ctx, "someone-else", q); !errors.Is(err, oauth.ErrNoSignIn) {
+		t.Fatalf("complete from another session: %v, want ErrNoSignIn", err)
+	}
+	server, err := f.svc.Complete(ctx, "owner-session", q)
+	if err != nil || server != "tasks" {
+		t.Fatalf("complete: %q %v", server, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("done: %v", err)
+	}
+	if _, err := f.svc.Complete(ctx, "owner-session", q); !errors.Is(err, oauth.ErrNoSignIn) {
+		t.Fatalf("a replayed callback: %v, want ErrNoSignIn", err)
+	}
+	if p := f.fake.Problems(); len(p) > 0 {
+		t.Fatalf("the authorization server saw mistakes: %v", p)
+	}
+	if got := f.feed.actions(); !slices.Equal(got, []string{activity.ActionSignedIn}) {
+		t.Fatalf("activity %v", got)
+	}
+
+	sess, err := f.svc.Open(ctx, "tasks", nil)
+	if err != nil || !sess.SignedIn() {
+		t.Fatalf("open: signed in %v, %v", sess != nil && sess.SignedIn(), err)
+	}
+	ts, _ := sess.TokenSource(ctx)
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.fake.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		t.Fatal("the sealed token was refused")
+	}
+	if !slices.Equal(sess.Granted(), []string{"tasks:read", "offline_access"}) {
+		t.Fatalf("granted %v", sess.Granted())
+	}
+}
+
+// TestSignInOpensOnlyWhatWasApproved: an authorization request that is not what the page
+// showed (here, the authorization server's metadata moved its endpoint since) is never opened.
+func TestSignInOpensOnlyWhatWasApproved(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, oauthtest.Options{ChallengeScope: "tasks:read"})
+	ch := f.refusal(t)
+	need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	need.AuthorizationEndpoint = "https://elsewhere.example/authorize"
+	done := make(chan error, 1)
+	_, err = f.svc.Begin(ctx, oauth.SignIn{Server: "tasks", ServerURL: f.fake.URL, Challenge: ch, Need: need,
+		Session: "s", Origin: origin, Done: func(err error) { done <- err }})
+	if !errors.Is(err, oauth.ErrChanged) {
+		t.Fatalf("begin: %v, want ErrChanged", err)
+	}
+	if err := <-done; !errors.Is(err, oauth.ErrChanged) {
+		t.Fatalf("done: %v", err)
+	}
+	if n := f.fake.Authorizations.Load(); n != 0 {
+		t.Fatalf("%d authorization requests reached the server", n)
+	}
+	if got := f.feed.actions(); !slices.Equal(got, []string{activity.ActionSignInFailed}) {
+		t.Fatalf("activity %v", got)
+	}
+	if _, err := f.svc.Begin(ctx, oauth.SignIn{Server: "tasks", ServerURL: f.fake.URL, Challenge: ch, Need: need,
+		Session: "s", Origin: "http://evil.example"}); err == nil {
+		t.Fatal("a callback on an origin that is not Maven's was accepted")
+	}
+}
+
+// TestSignInsInProgressAreBounded: one per session and server (a second replaces the first),
+// at most MaxFlows in all; an expired one cannot be finished.
+func TestSignInsInProgressAreBounded(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	f := newFixture(t, oauthtest.Options{})
+	f.svc = oauth.New(f.v, f.feed, oauth.Options{Origins: []string{origin}, MaxFlows: 2, Now: clock})
+	ch := f.refusal(t)
+	need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := func(session string) (string, error) {
+		return f.svc.Begin(ctx, oauth.SignIn{Server: "tasks", ServerURL: f.fake.URL, Challenge: ch, Need: need, Session: session, Origin: origin})
+	}
+	first, err := begin("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := begin("a")
+	if err != nil {
+		t.Fatalf("the same session again: %v", err)
+	}
+	if _, err := begin("b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := begin("c"); !errors.Is(err, oauth.ErrTooManySignIns) {
+		t.Fatalf("a third sign-in in progress: %v, want ErrTooManySignIns", err)
+	}
+	if _, err := f.svc.Complete(ctx, "a", follow(t, first)); !errors.Is(err, oauth.ErrNoSignIn) && err == nil {
+		t.Fatalf("the replaced sign-in finished: %v", err)
+	}
+	mu.Lock()
+	now = now.Add(oauth.DefaultFlowTTL + time.Second)
+	mu.Unlock()
+	if _, err := f.svc.Complete(ctx, "a", follow(t, second)); !errors.Is(err, oauth.ErrNoSignIn) {
+		t.Fatalf("an expired sign-in: %v, want ErrNoSignIn", err)
+	}
+}
+
+// TestDiscoverRefusesAnotherResource: protected resource metadata naming another resource is
+// refused, and nothing is asked of any authorization server.
+func TestDiscoverRefusesAnotherResource(t *testing.T) {
+	mux := http.NewServeMux()
+	var base string
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"resource":"https://evil.example/mcp","authorization_servers":["` + base + `"]}`))
+	})
+	asked := false
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) { asked = true })
+	srv := newServer(t, mux)
+	base = srv
+	ch := oauth.Challenge{Status: 401, WWWAuthenticate: []string{`Bearer resource_metadata="` + srv + `/.well-known/oauth-protected-resource/mcp"`}}
+	_, err := oauth.Discover(context.Background(), http.DefaultClient, srv+"/mcp", ch, nil, oauth.Registration{})
+	if !errors.Is(err, oauth.ErrResourceMismatch) || !strings.Contains(err.Error(), "https://evil.example/mcp") {
+		t.Fatalf("discover: %v, want ErrResourceMismatch naming the other resource", err)
+	}
+	if asked {
+		t.Fatal("an authorization server was asked for its metadata")
+	}
+}
+
+func newServer(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestMetadataDocument: Maven's client ID metadata document exists only with an https origin,
+// names its own URL as the client id, and lists only https callbacks.
+func TestMetadataDocument(t *testing.T) {
+	svc := oauth.New(&memVault{}, nil, oauth.Options{Origins: []string{origin, "https://maven.example"}})
+	doc := svc.MetadataDocument()
+	if doc["client_id"] != "https://maven.example"+oauth.MetadataDocumentPath || !svc.HasMetadataDocument() {
+		t.Fatalf("document %v", doc)
+	}
+	if got := doc["redirect_uris"].([]string); !slices.Equal(got, []string{"https://maven.example" + oauth.CallbackPath}) {
+		t.Fatalf("redirect uris %v", got)
+	}
+	if svc := oauth.New(&memVault{}, nil, oauth.Options{Origins: []string{origin}}); svc.MetadataDocument() != nil || svc.HasMetadataDocument() {
+		t.Fatal("a document without an https origin")
+	}
+}

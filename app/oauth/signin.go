@@ -1,0 +1,351 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"maven/app/activity"
+)
+
+// Errors of a sign-in.
+var (
+	// ErrNoSignIn means the callback names no sign-in of this browser session in progress: an
+	// unknown, spent or expired state, or another session's.
+	ErrNoSignIn = errors.New("no sign-in of yours is in progress for this answer")
+	// ErrTooManySignIns means MaxFlows sign-ins are in progress already.
+	ErrTooManySignIns = errors.New("too many sign-ins in progress; finish or wait for one")
+	// ErrChanged means the authorization request is not what the owner approved: the server or
+	// its authorization server changed what it asks for since the page showed it.
+	ErrChanged = errors.New("the server changed what it asks for since you approved it")
+	// ErrRefused means the authorization server answered the callback with an error (the owner
+	// declined, or it refused the request).
+	ErrRefused = errors.New("the authorization server refused the sign-in")
+)
+
+// SignIn is one sign-in the owner asked for.
+type SignIn struct {
+	Server    string
+	ServerURL string    // the MCP endpoint, secrets expanded
+	Challenge Challenge // the refusal that made it need a sign-in
+	Need      Need      // what the owner approved
+	// Session is the owner's browser session: only it can finish the sign-in.
+	Session string
+	// Origin is the browser's origin, one of Options.Origins: the callback lands on it.
+	Origin     string
+	Configured *Configured // a pre-registered client, secrets expanded; nil for none
+	// Done is called once the sign-in ended: with nil after its credentials were sealed.
+	Done func(error)
+}
+
+// flow is a sign-in in progress: from Begin to its callback, then its token exchange.
+type flow struct {
+	session, server string
+	expires         time.Time
+	answer          chan callback // the callback's parameters, once
+	outcome         chan error    // the exchange's result, once
+}
+
+// callback is what the authorization server sent the browser back with.
+type callback struct{ code, state, iss, errCode, errText string }
+
+// flows are the sign-ins in progress, by state. Only a stepped-up owner begins one (Begin is
+// behind the sign-in's step-up), at most max at once and one per session and server: nothing
+// anonymous can grow them or evict one, and a callback finishes only its own session's.
+type flows struct {
+	max int
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	byState map[string]*flow
+	running map[string]*reservation // by session+"\x00"+server
+}
+
+func newFlows(max int, ttl time.Duration, now func() time.Time) *flows {
+	return &flows{max: max, ttl: ttl, now: now, byState: map[string]*flow{}, running: map[string]*reservation{}}
+}
+
+// Begin starts a sign-in and returns the authorization URL to send the owner's browser to.
+// go-sdk's auth.AuthorizationCodeHandler runs it, on a goroutine of its own until the callback
+// or FlowTTL: discovery, client registration, PKCE, the resource indicator; its authorization
+// request must be exactly what the owner approved (in.Need) or nothing is opened (ErrChanged).
+// A sign-in begun again by the same session for the same server replaces the first.
+func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
+	if !slices.Contains(s.opts.Origins, in.Origin) {
+		return "", fmt.Errorf("sign-in from %q: not one of Maven's origins", in.Origin)
+	}
+	flowCtx, cancel, err := s.flows.reserve(in.Session, in.Server)
+	if err != nil {
+		return "", err
+	}
+	f := &flow{session: in.Session, server: in.Server, expires: s.opts.Now().Add(s.opts.FlowTTL),
+		answer: make(chan callback, 1), outcome: make(chan error, 1)}
+	opened := make(chan string, 1)
+	failed := make(chan error, 1)
+	var got struct {
+		cfg *oauth2.Config
+		tok *oauth2.Token
+	}
+	h, err := auth.NewAuthorizationCodeHandler(s.handlerConfig(in, func(c *oauth2.Config, t *oauth2.Token) {
+		got.cfg, got.tok = c, t
+	}, s.fetcher(in.Need, f, opened)))
+	if err != nil {
+		cancel()
+		return "", fmt.Errorf("sign-in to %s: %w", in.Server, err)
+	}
+	go func() {
+		defer cancel()
+		err := authorize(flowCtx, h, in)
+		if err == nil {
+			err = s.seal(in, got.cfg, got.tok)
+		}
+		s.finish(in, err)
+		f.outcome <- err
+		failed <- err
+	}()
+	select {
+	case u := <-opened:
+		return u, nil
+	case err := <-failed:
+		return "", fmt.Errorf("sign-in to %s: %w", in.Server, err)
+	case <-ctx.Done():
+		cancel()
+		return "", ctx.Err()
+	}
+}
+
+// authorize runs go-sdk's authorization code flow for the refusal in.Challenge.
+func authorize(ctx context.Context, h *auth.AuthorizationCodeHandler, in SignIn) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.ServerURL, nil)
+	if err != nil {
+		return err
+	}
+	resp := &http.Response{StatusCode: in.Challenge.Status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(""))}
+	for _, v := range in.Challenge.WWWAuthenticate {
+		resp.Header.Add("WWW-Authenticate", v)
+	}
+	return h.Authorize(ctx, req, resp)
+}
+
+// handlerConfig is go-sdk's configuration of one sign-in: the client registrations Maven can
+// use, in go-sdk's order (its metadata document where the browser's origin is https, the
+// configured client, dynamic registration with a callback on every origin), refresh tokens
+// asked for, and exactly the approved scopes.
+func (s *Service) handlerConfig(in SignIn, keep func(*oauth2.Config, *oauth2.Token), fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
+	redirects := make([]string, 0, len(s.opts.Origins))
+	for _, o := range s.opts.Origins {
+		redirects = append(redirects, o+CallbackPath)
+	}
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              in.Origin + CallbackPath,
+		AuthorizationCodeFetcher: fetch,
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: redirects, ClientName: clientName,
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+		}},
+		ScopeFilter:         func([]string) []string { return slices.Clone(in.Need.Scopes) },
+		RequestRefreshToken: true,
+		Client:              s.opts.HTTP,
+		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			keep(c, t)
+			return c.TokenSource(ctx, t), nil
+		},
+	}
+	if doc := s.metadataDocumentURL(); doc != "" && strings.HasPrefix(in.Origin, "https://") {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: doc}
+	}
+	if c := in.Configured; c != nil {
+		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: c.ClientID}
+		if c.ClientSecret != "" {
+			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}
+		}
+	}
+	return cfg
+}
+
+// fetcher hands the authorization URL to Begin, once it has checked it asks for what the owner
+// approved, and waits for the callback.
+func (s *Service) fetcher(need Need, f *flow, opened chan<- string) auth.AuthorizationCodeFetcher {
+	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		u, err := url.Parse(args.URL)
+		if err != nil {
+			return nil, err
+		}
+		if err := asApproved(u, need); err != nil {
+			return nil, err
+		}
+		state := u.Query().Get("state")
+		s.flows.add(state, f)
+		defer s.flows.remove(state)
+		opened <- args.URL
+		select {
+		case a := <-f.answer:
+			if a.errCode != "" {
+				return nil, fmt.Errorf("%w: %s %s", ErrRefused, a.errCode, a.errText)
+			}
+			return &auth.AuthorizationResult{Code: a.code, State: a.state, Iss: a.iss}, nil
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no answer from the authorization server within %s", s.opts.FlowTTL)
+		}
+	}
+}
+
+// asApproved checks an authorization request against the need the owner approved: the same
+// endpoint, resource and scopes, and PKCE with S256.
+func asApproved(u *url.URL, need Need) error {
+	q := u.Query()
+	endpoint := *u
+	endpoint.RawQuery, endpoint.Fragment = "", ""
+	want, err := url.Parse(need.AuthorizationEndpoint)
+	if err != nil {
+		return err
+	}
+	want.RawQuery, want.Fragment = "", ""
+	scopes := strings.Fields(q.Get("scope"))
+	switch {
+	case endpoint.String() != want.String():
+		return fmt.Errorf("%w: the authorization endpoint is %s, not %s", ErrChanged, endpoint.String(), want.String())
+	case q.Get("resource") != need.Resource:
+		return fmt.Errorf("%w: the resource is %q, not %q", ErrChanged, q.Get("resource"), need.Resource)
+	case !sameSet(scopes, need.Scopes):
+		return fmt.Errorf("%w: the scopes are %q, not %q", ErrChanged, strings.Join(scopes, " "), need.ScopeText())
+	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("state") == "":
+		return fmt.Errorf("%w: the request lacks PKCE (S256) or a state", ErrChanged)
+	}
+	return nil
+}
+
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(slices.Compact(x), slices.Compact(y))
+}
+
+// seal keeps what the sign-in got: the client go-sdk used and the token.
+func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token) error {
+	if c == nil || t == nil {
+		return errors.New("the sign-in returned no token")
+	}
+	scopes := strings.Fields(fmt.Sprint(t.Extra("scope")))
+	if t.Extra("scope") == nil {
+		scopes = slices.Clone(in.Need.Scopes)
+	}
+	creds := Credentials{Issuer: in.Need.Issuer, Resource: in.Need.Resource, ClientID: c.ClientID,
+		ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle,
+		Scopes: scopes, Token: t}
+	ctx, cancel := context.WithTimeout(context.Background(), sealTimeout)
+	defer cancel()
+	if err := s.save(ctx, in.Server, creds); err != nil {
+		return fmt.Errorf("seal the tokens: %w", err)
+	}
+	return nil
+}
+
+// finish records how the sign-in ended and tells the caller.
+func (s *Service) finish(in SignIn, err error) {
+	detail := map[string]any{"issuer": in.Need.Issuer, "scopes": in.Need.ScopeText()}
+	if err != nil {
+		detail["error"] = errorText(err)
+		s.logger.Warn("oauth: sign-in failed", "server", in.Server, "issuer", in.Need.Issuer, "err", err)
+		s.record("owner", activity.ActionSignInFailed, in.Server, detail)
+	} else {
+		s.logger.Info("oauth: signed in", "server", in.Server, "issuer", in.Need.Issuer)
+		s.record("owner", activity.ActionSignedIn, in.Server, detail)
+	}
+	if in.Done != nil {
+		in.Done(err)
+	}
+}
+
+// Complete finishes the sign-in the callback's state names, for the owner's browser session
+// that began it, with the callback's query (code, state, iss; or error and
+// error_description). It returns the server once the token exchange is done, or why it
+// failed. The state is spent on the first callback of its session; another session's callback
+// spends nothing (ErrNoSignIn).
+func (s *Service) Complete(ctx context.Context, session string, q url.Values) (string, error) {
+	state := q.Get("state")
+	f := s.flows.take(state, session)
+	if f == nil {
+		return "", ErrNoSignIn
+	}
+	f.answer <- callback{code: q.Get("code"), state: state, iss: q.Get("iss"),
+		errCode: q.Get("error"), errText: q.Get("error_description")}
+	select {
+	case err := <-f.outcome:
+		return f.server, err
+	case <-ctx.Done():
+		return f.server, ctx.Err()
+	}
+}
+
+// reserve makes room for a sign-in of session to server: it ends that session's earlier one
+// to the same server and refuses past max. The context bounds the sign-in to the flows' TTL;
+// the release function ends it and gives its room back.
+func (fl *flows) reserve(session, server string) (context.Context, context.CancelFunc, error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	key := session + "\x00" + server
+	if earlier, ok := fl.running[key]; ok {
+		earlier.cancel()
+		delete(fl.running, key)
+	}
+	if len(fl.running) >= fl.max {
+		return nil, nil, ErrTooManySignIns
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fl.ttl)
+	r := &reservation{cancel: cancel}
+	fl.running[key] = r
+	release := func() {
+		cancel()
+		fl.mu.Lock()
+		defer fl.mu.Unlock()
+		if fl.running[key] == r {
+			delete(fl.running, key)
+		}
+	}
+	return ctx, release, nil
+}
+
+// reservation is the room one sign-in takes.
+type reservation struct{ cancel context.CancelFunc }
+
+func (fl *flows) add(state string, f *flow) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.byState[state] = f
+}
+
+func (fl *flows) remove(state string) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	delete(fl.byState, state)
+}
+
+// take removes and returns the unexpired flow of state if session began it; nil otherwise,
+// leaving another session's flow in place.
+func (fl *flows) take(state, session string) *flow {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	f := fl.byState[state]
+	if f == nil || f.session != session || state == "" {
+		return nil
+	}
+	delete(fl.byState, state)
+	if fl.now().After(f.expires) {
+		return nil
+	}
+	return f
+}
