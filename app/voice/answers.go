@@ -192,7 +192,7 @@ func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, 
 // run runs the row and answers with its result, or with a question its server asks the owner
 // meanwhile (questions.go).
 func (s *Service) run(ctx context.Context, row allowlist.Tool, req Request, args map[string]any) Reply {
-	return s.await(ctx, s.startCall(ctx, req, row, args), req, s.opts.Now())
+	return s.await(ctx, s.startCall(ctx, req, row, args), req)
 }
 
 // failed answers a turn that could not go on because of a fault on Maven's side.

@@ -53,12 +53,12 @@ func (s *Service) startCall(ctx context.Context, req Request, row allowlist.Tool
 }
 
 // await answers the turn with the call's result, or with its server's question.
-func (s *Service) await(ctx context.Context, c *call, req Request, now time.Time) Reply {
+func (s *Service) await(ctx context.Context, c *call, req Request) Reply {
 	select {
 	case end := <-c.done:
 		return s.ended(ctx, c, req, end)
 	case q := <-c.asks:
-		return s.putQuestion(ctx, c, q, req, nil, 0, now)
+		return s.putQuestion(ctx, c, q, req, nil, 0, s.opts.Now().Add(s.opts.ConfirmWindow))
 	case <-ctx.Done():
 		// No one will hear the answer: stop the call, as a run inside the turn always was.
 		c.cancel()

@@ -180,17 +180,17 @@ func (q *serverQuestion) read(said string) (mcp.ElicitAnswer, error) {
 }
 
 // putQuestion makes a server's question this turn's reply; the next turn of the conversation
-// answers it (answerServer). why says why the last answer did not fit, tries how often it was
-// asked before.
-func (s *Service) putQuestion(ctx context.Context, c *call, q *serverQuestion, req Request, why error, tries int, now time.Time) Reply {
+// answers it (answerServer) until expires. why says why the last answer did not fit, tries how
+// often it was asked before.
+func (s *Service) putQuestion(ctx context.Context, c *call, q *serverQuestion, req Request, why error, tries int, expires time.Time) Reply {
 	row := c.row
 	key, err := argsKey(c.args)
 	if err != nil {
 		q.settle(declined)
-		return s.await(ctx, c, req, now)
+		return s.await(ctx, c, req)
 	}
 	s.convs.put(&pending{conversation: req.Conversation, toolID: row.ID, fingerprint: row.Fingerprint,
-		updatedAt: row.UpdatedAt, args: c.args, argsKey: key, tries: tries, expires: now.Add(s.opts.ConfirmWindow),
+		updatedAt: row.UpdatedAt, args: c.args, argsKey: key, tries: tries, expires: expires,
 		server: &serverAsk{call: c, q: q}})
 	s.record(ctx, row, req, OutcomeAsk, c.args, "the server asked: "+speakable(q.e.Message, maxRecorded))
 	return Reply{Speech: q.speech(s.opts.MaxSpeech, why), Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
@@ -222,7 +222,7 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 	// a yes, and to a yes-or-no question "no" is the answer.
 	if q.form.ask >= 0 && q.form.fields[q.form.ask].Type != "boolean" && slices.Contains(cancellations, heardAs(req.Text)) {
 		q.settle(mcp.ElicitAnswer{Action: mcp.ActionCancel})
-		return s.await(ctx, c, req, now)
+		return s.await(ctx, c, req)
 	}
 	a, err := q.read(req.Text)
 	if err != nil {
@@ -232,12 +232,13 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 				spokenWords(q.form.fields[q.form.ask].Name), spokenWords(q.e.Server)))
 			c.mu.Unlock()
 			q.settle(declined)
-			return s.await(ctx, c, req, now)
+			return s.await(ctx, c, req)
 		}
-		return s.putQuestion(ctx, c, q, req, err, p.tries+1, now)
+		// Asked again within the time the first asking gave (Elicit waits no longer).
+		return s.putQuestion(ctx, c, q, req, err, p.tries+1, p.expires)
 	}
 	q.settle(a)
-	return s.await(ctx, c, req, now)
+	return s.await(ctx, c, req)
 }
 
 // checkAnswer voids an answer that came too late, or whose row is gone or changed since the
