@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"maven/app/config"
 	"maven/app/mcp/mcptest"
 )
 
@@ -22,6 +23,8 @@ const (
 	targetVoiceOverhead = 250 * time.Microsecond
 	targetPartialMedian = 10 * time.Millisecond
 	targetRSSBytes      = 60_000_000 // 60 MB
+	// Issue 12: a 2026-07-28 server's list change reaches the reconcile within a second.
+	targetListenMedian = time.Second
 )
 
 // churnRun is how long the hostile servers of the churn figure churn (issue 10).
@@ -33,7 +36,7 @@ const churnRun = 60 * time.Second
 //
 //	scripts/bench     (MAVEN_BENCH=1 go test -run TestBenchReport -count=1 -v -timeout 30m ./bench)
 //
-// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn runs only the figures listed;
+// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn,listen runs only the figures listed;
 // MAVEN_BENCH_QUICK=1 takes fewer samples, to check the harness itself; MAVEN_BENCH_OUT=FILE
 // writes the final table to FILE instead of standard output (scripts/bench prints it last).
 func TestBenchReport(t *testing.T) {
@@ -61,7 +64,7 @@ func TestBenchReport(t *testing.T) {
 	holes := mcptest.BlackHoles(t, 10)
 
 	if run("boot") {
-		t.Log("1/7 boot to ready, 0 vs 10 black-holed servers")
+		t.Log("1/8 boot to ready, 0 vs 10 black-holed servers")
 		boot0, boot10 := benchBoot(t, bin, holes, n(61))
 		rep.ratio("Boot to ready (`maven serve` → `/healthz` 200), 10 black-holed servers vs none: ratio of medians",
 			boot10, boot0, targetBootRatio)
@@ -70,7 +73,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("unlock") {
-		t.Log("2/7 unlock answer, 0 vs 10 black-holed servers")
+		t.Log("2/8 unlock answer, 0 vs 10 black-holed servers")
 		unlock0, unlock10 := benchUnlock(t, bin, holes, n(101))
 		rep.ratio("Unlock answer (`POST /unlock/finish`), 10 black-holed servers needing a secret vs none: ratio of medians",
 			unlock10, unlock0, targetUnlockRatio)
@@ -79,7 +82,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("voice") {
-		t.Log("3/7 voice turn vs direct CallTool")
+		t.Log("3/8 voice turn vs direct CallTool")
 		remote := startVoiceRemote(t, buildScripted(t, dir))
 		turn, direct := benchVoiceInProcess(t, remote, n(2001))
 		rep.ratio("Voice turn (in-process `voice.Service.Turn`) vs direct `CallTool`: ratio of medians", turn, direct, targetVoiceRatio)
@@ -100,7 +103,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("tools") {
-		t.Log("4/7 /tools with 5,000 rows")
+		t.Log("4/8 /tools with 5,000 rows")
 		tt := benchTools(t, bin, n(301))
 		rep.add("`GET /tools`, full page, 5,000 rows: median", ms(median(tt.page)), "—", "")
 		rep.add("`GET /tools?q=…` search partial (htmx), 5,000 rows, 100 match: median", ms(median(tt.search)),
@@ -112,7 +115,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("reconcile") {
-		t.Log("5/7 reconcile of 100 servers × 100 tools")
+		t.Log("5/8 reconcile of 100 servers × 100 tools")
 		var first, unchanged, forgotten []time.Duration
 		for range 3 {
 			rt := benchReconcile(t)
@@ -127,7 +130,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("memory") {
-		t.Log("6/7 resident memory after discovering 10 servers × 100 tools")
+		t.Log("6/8 resident memory after discovering 10 servers × 100 tools")
 		mem := benchMemory(t, bin, buildScripted(t, dir), 10)
 		rep.add("Daemon's resident memory after discovering 10 stdio servers × 100 tools (VmRSS; 5 s later)",
 			fmt.Sprintf("%s; %s", mib(mem.rss), mib(mem.settled)), "≤ 60 MB (57.2 MiB)", okIf(mem.rss*1024 <= targetRSSBytes && mem.settled*1024 <= targetRSSBytes))
@@ -135,7 +138,7 @@ func TestBenchReport(t *testing.T) {
 	}
 
 	if run("churn") {
-		t.Log("7/7 two hostile servers of 100 tools: one redefines them, one renames them, every 200 ms, for 60 s")
+		t.Log("7/8 two hostile servers of 100 tools: one redefines them, one renames them, every 200 ms, for 60 s")
 		redefiner, renamer := benchChurn(t, buildScripted(t, dir), churnRun)
 		rep.add("Audit rows (`tool_events`) written by a server redefining 100 tools every 200 ms, in 60 s",
 			fmt.Sprint(redefiner.events), "—", "")
@@ -147,6 +150,17 @@ func TestBenchReport(t *testing.T) {
 		}{{"redefiner", redefiner}, {"renamer", renamer}} {
 			rep.rawLine(fmt.Sprintf("churn, %s: %d complete lists reconciled, %d rows, %d events, %d repeat counts; ends %s %q",
 				c.name, c.refreshes, c.rows, c.events, c.repeats, c.status.State, c.status.LastError))
+		}
+	}
+
+	if run("listen") {
+		t.Log("8/8 a 2026-07-28 server's list change to the row back in proposed, over HTTP and stdio")
+		scripted := buildScripted(t, dir)
+		for _, transport := range []config.Transport{config.TransportHTTP, config.TransportStdio} {
+			took := benchListen(t, scripted, transport, n(20))
+			rep.add(fmt.Sprintf("A 2026-07-28 server (%s) redefines an enabled tool → its row back in `proposed`, through `subscriptions/listen`: median of %d", transport, len(took)),
+				ms(median(took)), "≤ "+ms(targetListenMedian), okIf(median(took) <= targetListenMedian))
+			rep.raw(fmt.Sprintf("listen, %s: list change to proposed", transport), took)
 		}
 	}
 

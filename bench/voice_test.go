@@ -50,8 +50,23 @@ func startVoiceRemote(t *testing.T, scripted string) *voiceRemote {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrFile := filepath.Join(dir, "addr")
-	cmd := exec.Command(scripted, "-http", "127.0.0.1:0", "-addr", addrFile, writeFile(t, dir, "tools.json", tools))
+	r := &voiceRemote{url: startScriptedHTTP(t, scripted, writeFile(t, dir, "tools.json", tools))}
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
+	r.direct, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: r.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.direct.Close() })
+	return r
+}
+
+// startScriptedHTTP starts scripted-mcp serving streamable HTTP from a process of its own, with
+// args before its tools file, stops it when the test ends, and returns its endpoint.
+func startScriptedHTTP(t *testing.T, scripted, toolsFile string, args ...string) string {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	args = append(args, "-http", "127.0.0.1:0", "-addr", addrFile, toolsFile)
+	cmd := exec.Command(scripted, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -61,17 +76,11 @@ func startVoiceRemote(t *testing.T, scripted string) *voiceRemote {
 	})
 	var addr []byte
 	waitFor(t, "the scripted server to listen", 30*time.Second, func() bool {
+		var err error
 		addr, err = os.ReadFile(addrFile)
 		return err == nil && len(addr) > 0
 	})
-	r := &voiceRemote{url: "http://" + string(addr) + "/mcp"}
-	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
-	r.direct, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: r.url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.direct.Close() })
-	return r
+	return "http://" + string(addr) + "/mcp"
 }
 
 // call is the direct CallTool the voice turn is compared with.

@@ -188,9 +188,9 @@ func TestParseServers(t *testing.T) {
 			want: Server{Type: TransportStdio, Command: "uvx", Args: []string{"mcp-server-time"}},
 		},
 		{
-			name: "url alone means http",
+			name: "url alone means http, falling back to sse",
 			in:   `{"url": "https://mcp.example/mcp"}`,
-			want: Server{Type: TransportHTTP, URL: "https://mcp.example/mcp"},
+			want: Server{Type: TransportHTTP, URL: "https://mcp.example/mcp", TypeGuessed: true},
 		},
 		{
 			name: "streamable-http alias",
@@ -228,7 +228,7 @@ func TestParseServers(t *testing.T) {
 		{
 			name: "secret in userinfo and query",
 			in:   `{"url": "https://bot:${secret:pw}@mcp.example:8443/v1/mcp?api_key=${secret:k}&region=eu"}`,
-			want: Server{Type: TransportHTTP, URL: "https://bot:${secret:pw}@mcp.example:8443/v1/mcp?api_key=${secret:k}&region=eu"},
+			want: Server{Type: TransportHTTP, URL: "https://bot:${secret:pw}@mcp.example:8443/v1/mcp?api_key=${secret:k}&region=eu", TypeGuessed: true},
 		},
 	}
 	for _, tt := range tests {

@@ -163,7 +163,7 @@ func (s Server) ChangedKeys(next Server) []string {
 			keys = append(keys, key)
 		}
 	}
-	add("type", s.Type == next.Type)
+	add("type", s.Type == next.Type && s.TypeGuessed == next.TypeGuessed)
 	add("command", s.Command == next.Command)
 	add("args", slices.Equal(s.Args, next.Args))
 	add("env", maps.Equal(s.Env, next.Env))
@@ -179,7 +179,7 @@ func (s Server) ChangedKeys(next Server) []string {
 
 // otherSettings is the server without the fields ChangedKeys compares one by one, nor its name.
 func (s Server) otherSettings() Server {
-	s.Name, s.Type, s.Command, s.Args, s.Env, s.Cwd = "", "", "", nil, nil, ""
+	s.Name, s.Type, s.TypeGuessed, s.Command, s.Args, s.Env, s.Cwd = "", "", false, "", nil, nil, ""
 	s.URL, s.Headers, s.OAuth, s.AllowTools, s.Disabled = "", nil, nil, nil, false
 	return s
 }

@@ -79,6 +79,16 @@ func TestChangedKeysTreatsNilAndEmptyAlike(t *testing.T) {
 	}
 }
 
+// A bare url that gains an explicit "type": "http" changes its type: it no longer falls back
+// to SSE.
+func TestChangedKeysSeesAnExplicitType(t *testing.T) {
+	bare := mustParse(t, `{"mcpServers": {"s": {"url": "http://127.0.0.1:1/mcp"}}}`).MCPServers["s"]
+	typed := mustParse(t, `{"mcpServers": {"s": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`).MCPServers["s"]
+	if keys := bare.ChangedKeys(typed); !slices.Equal(keys, []string{"type"}) {
+		t.Errorf("bare url against type http: %v, want [type]", keys)
+	}
+}
+
 func TestKeepRestartKeys(t *testing.T) {
 	running := mustParse(t, `{"listen": "127.0.0.1:8080", "step_up_window": "5m", "metrics": false,
 		"mcpServers": {"a": {"command": "/bin/a"}}}`)

@@ -38,6 +38,11 @@ type Server struct {
 	// approves nothing: tools are enabled only on the /tools page.
 	AllowTools []string
 	Disabled   bool // never dialled
+	// TypeGuessed marks a url given without a type. Other clients read such a url differently
+	// (Gemini CLI and Cline as SSE, Cursor as streamable HTTP); Maven does what the MCP spec's
+	// backwards-compatibility section says: streamable HTTP (Type), and the older SSE transport
+	// if the server refuses the POST with a 4xx. An explicit type is obeyed exactly.
+	TypeGuessed bool
 	// OAuth is a client registered with the server's authorization server ahead of time (http
 	// and sse only); nil lets Maven register itself where the server allows it.
 	OAuth *OAuth

@@ -99,6 +99,7 @@ func (d *decoder) server(raw []byte, path, name string) (Server, bool) {
 	s.URL = f.url
 	if t, ok := d.transport(f, path); ok {
 		s.Type = t
+		s.TypeGuessed = f.typeKey == "" && t == TransportHTTP
 	}
 	if d.failed(before) {
 		return Server{}, false
@@ -232,7 +233,7 @@ func (d *decoder) zedSource(raw json.RawMessage, path string) {
 }
 
 // transport settles the server's transport from its type, or from whether it has a command or
-// a URL, as other MCP clients do when type is left out.
+// a URL, as other MCP clients do when type is left out (a url alone: see Server.TypeGuessed).
 func (d *decoder) transport(f serverFields, path string) (Transport, bool) {
 	if f.typeKey != "" {
 		t, ok := transportAliases[f.typ]

@@ -196,7 +196,7 @@ func (s *hostileScript) answer(w io.Writer, how misbehaviour, msg rpcMessage, n 
 		}
 		json.Unmarshal(msg.Params, &p)
 		if p.ProtocolVersion == "" {
-			p.ProtocolVersion = protocolVersion
+			p.ProtocolVersion = "2025-11-25"
 		}
 		b, _ := json.Marshal(map[string]any{
 			"protocolVersion": p.ProtocolVersion,

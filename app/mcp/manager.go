@@ -310,11 +310,14 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		args = map[string]any{}
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+	// The clock stops while the server waits for the owner's answer to a question (elicit.go).
+	callCtx, cancel := runner.WithTimeout(ctx, m.opts.CallTimeout)
 	defer cancel()
 	// A session that ends (lock, redial, shutdown) takes its calls with it.
 	stop := context.AfterFunc(sessCtx, cancel)
 	defer stop()
+	callCtx, done := s.beginCall(callCtx, tool)
+	defer done()
 	res, err := callDetached(callCtx, cs, tool, args)
 	if err == nil {
 		s.callSucceeded()
@@ -323,6 +326,11 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	if needsAuth := new(oauth.NeedsAuthError); errors.As(err, &needsAuth) {
 		// The server waits for the owner now (refusedNow ended the session).
 		return runner.Result{}, fmt.Errorf("mcp %s/%s: %w: %w", server, tool, ErrNeedsSignIn, needsAuth)
+	}
+	if connectionLost(err) {
+		// A 2026-07-28 server over HTTP that is gone fails the call but not the session (each
+		// request stands alone): a refresh finds out and ends it.
+		s.requestRefresh()
 	}
 	if ctx.Err() == nil && callCtx.Err() == nil && !serverAnswered(err) {
 		// A call cut off by its connection breaking (the server hung up, or sent what cannot be
@@ -344,7 +352,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 		return runner.Result{}, fmt.Errorf("%s: the connection ended during the call (%w): %w", where, s.mask(err), ErrNotConnected)
 	case sessCtx.Err() != nil:
 		return runner.Result{}, fmt.Errorf("%s: the session ended during the call: %w", where, ErrNotConnected)
-	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+	case runner.TimedOut(callCtx):
 		return runner.Result{}, fmt.Errorf("%s: no answer within %s: %w", where, m.opts.CallTimeout, context.DeadlineExceeded)
 	case errors.Is(err, sdk.ErrConnectionClosed):
 		return runner.Result{}, fmt.Errorf("%s: %w (%w)", where, ErrNotConnected, s.mask(err))

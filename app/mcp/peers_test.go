@@ -22,9 +22,10 @@ import (
 	"maven/app/config"
 )
 
-// peerEverythingTools is how many tools server-everything 2026.8.31 lists to a client that
-// advertises no capabilities.
-const peerEverythingTools = 13
+// peerEverythingTools is how many tools server-everything 2026.8.31 lists to Maven, which
+// declares form elicitation and nothing else: the 13 it lists to a client without capabilities,
+// and trigger-elicitation-request.
+const peerEverythingTools = 14
 
 // peer returns the node binary and the path of an npm server's bin script, or skips.
 func peer(t *testing.T, bin string) (node, script string) {
@@ -223,12 +224,26 @@ func TestPeerEverythingStreamableHTTP(t *testing.T) {
 func TestPeerEverythingSSE(t *testing.T) {
 	node, script := peer(t, "mcp-server-everything")
 	port, _ := spawnPeer(t, node, script, "sse")
-	rec := newFakeReconciler()
-	started := time.Now()
-	m := startManager(t, map[string]config.Server{
-		"e": {Type: config.TransportSSE, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port)},
-	}, rec, peerOptions())
-	checkEverything(t, m, rec, started)
+	for _, c := range []struct {
+		name    string
+		guessed bool
+	}{{"type sse", false}, {"bare url", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.Server{Type: config.TransportSSE, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port)}
+			if c.guessed {
+				// Tried as streamable HTTP first: the server refuses that POST with a 4xx, and
+				// the SSE transport takes over.
+				cfg.Type, cfg.TypeGuessed = config.TransportHTTP, true
+			}
+			rec := newFakeReconciler()
+			started := time.Now()
+			m := startManager(t, map[string]config.Server{"e": cfg}, rec, peerOptions())
+			checkEverything(t, m, rec, started)
+			if st := status(m, "e"); st.Transport != "sse" {
+				t.Errorf("transport = %q, want sse", st.Transport)
+			}
+		})
+	}
 }
 
 func TestPeerMemoryStdio(t *testing.T) {
@@ -286,5 +301,29 @@ func TestPeerFilesystemStdio(t *testing.T) {
 	res, err := m.CallTool(context.Background(), "fs", "read_text_file", map[string]any{"path": filepath.Join(dir, "note.txt")})
 	if err != nil || res.IsError || !strings.Contains(res.Output, "remember the milk") {
 		t.Errorf("read_text_file = %+v, %v", res, err)
+	}
+}
+
+// server-everything's trigger-elicitation-request asks, over stdio in the 2025 era, for a form
+// of many fields: the question reaches the elicitor of the call, and the server hears its answer.
+func TestPeerEverythingElicitation(t *testing.T) {
+	node, script := peer(t, "mcp-server-everything")
+	rec := newFakeReconciler()
+	m := startManager(t, map[string]config.Server{
+		"e": {Type: config.TransportStdio, Command: node, Args: []string{script, "stdio"}},
+	}, rec, peerOptions())
+	waitFor(t, 30*time.Second, "server-everything's tools", func() bool { return len(rec.last("e")) == peerEverythingTools })
+	owner := &fakeElicitor{answer: ElicitAnswer{Action: ActionDecline}}
+	res, err := m.CallTool(WithElicitor(context.Background(), owner), "e", "trigger-elicitation-request", nil)
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if !strings.Contains(strings.ToLower(res.Output), "decline") {
+		t.Errorf("the server did not hear the decline: %q", res.Output)
+	}
+	asked := owner.questions()
+	if len(asked) != 1 || asked[0].Mode != "form" || asked[0].Tool != "trigger-elicitation-request" ||
+		!strings.Contains(string(asked[0].Schema), `"birthdate"`) {
+		t.Errorf("questions = %+v", asked)
 	}
 }

@@ -1,11 +1,7 @@
 package mcp
 
-// One session with a server, from dial to close. The two protocol eras (DESIGN.md rule 12)
-// differ in three places, each one function: how a session starts (dial: the initialize
-// handshake, or server/discover in 2026-07-28, chosen by sessionOptions), how list changes
-// arrive (newClient's ToolListChangedHandler: notifications/tools/list_changed, or a
-// subscriptions/listen stream), and how a list is read (listTools in refresh.go, where a ttlMs
-// cache hint must never hide a redefinition).
+// One session with a server, from dial to close. How the two protocol eras differ is told in
+// client.go.
 
 import (
 	"context"
@@ -20,41 +16,11 @@ import (
 	"maven/app/config"
 )
 
-// protocolVersion is the MCP revision Maven asks for. go-sdk v1.8.0 would otherwise try
-// 2026-07-28 first, under which it sends no keepalive pings (so a dead HTTP session goes
-// unnoticed), caches tool lists by TTL, and opens no standalone stream for list_changed. The
-// npm servers Maven meets speak 2025-11-25 anyway.
-const protocolVersion = "2025-11-25"
-
 // stableSession is how long a session must have lasted for the redial delay to start over.
 const stableSession = 30 * time.Second
 
-// newClient is the sdk client of one server. A list_changed it receives asks for a refresh.
-func (s *supervisor) newClient() *sdk.Client {
-	keepAlive := s.m.opts.KeepAlive
-	if keepAlive < 0 {
-		keepAlive = 0
-	}
-	return sdk.NewClient(&sdk.Implementation{Name: "maven", Version: s.m.opts.Version}, &sdk.ClientOptions{
-		Logger: s.logger,
-		// No roots: Maven has none to offer, and a server that asks for them can hold up
-		// Close for seconds (PEERS.md).
-		Capabilities: &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			s.requestRefresh()
-		},
-		KeepAlive: keepAlive,
-		// One lost ping is a blip; two in a row mean the session is dead.
-		KeepAliveFailureThreshold: 2,
-		// Maven answers no server-initiated requests, so it has nothing to retry with.
-		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
-	})
-}
-
-// sessionOptions are the options of every dial: the protocol revision Maven speaks.
-func sessionOptions() *sdk.ClientSessionOptions {
-	return &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion}
-}
+// modernProtocol is the first revision of the 2026 era: stateless, no pings.
+const modernProtocol = "2026-07-28"
 
 // session is one live connection to a server.
 type session struct {
@@ -66,6 +32,20 @@ type session struct {
 	waitErr error              // why the connection ended; read only after ended is closed
 	cfg     config.Server      // as dialled, secrets expanded
 	gen     uint64             // the secrets generation cfg was expanded with
+	via     attempt            // the transport that reached the server
+	watch   *httpWatch         // its HTTP exchanges, for a remote server
+}
+
+// attempt is one way to reach a server: a transport, and what the servers card calls it.
+type attempt struct {
+	kind      config.Transport
+	transport sdk.Transport
+}
+
+// modern reports whether the session speaks the 2026 era.
+func (sess *session) modern() bool {
+	ir := sess.cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= modernProtocol
 }
 
 // connect dials cfg, serves the session until it ends, and returns how long it was up. The
@@ -86,18 +66,19 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 		return 0, errInterrupted
 	}
 
-	transport, err := s.buildTransport(cfg, killCtx)
+	watch := newHTTPWatch()
+	attempts, err := s.attempts(cfg, killCtx, watch)
 	if err != nil {
 		return 0, &configError{err}
 	}
 	s.setIfLive(sessCtx, func(st *ServerStatus) { s.enter(st, StateConnecting) })
-	cs, err := s.dial(ctx, sessCtx, cfg, transport, endSession, kill)
+	cs, via, err := s.dial(ctx, sessCtx, cfg, attempts, watch, endSession, kill)
 	if err != nil {
 		return 0, err
 	}
 	start := time.Now()
 	sess := &session{cs: cs, ctx: sessCtx, end: endSession, kill: kill, ended: make(chan struct{}),
-		cfg: cfg, gen: gen}
+		cfg: cfg, gen: gen, via: via, watch: watch}
 	defer s.teardown(sess)
 	go func() {
 		sess.waitErr = cs.Wait()
@@ -107,10 +88,31 @@ func (s *supervisor) connect(ctx context.Context, cfg config.Server, gen uint64)
 	return time.Since(start), err
 }
 
-// dial connects and initializes within DialTimeout. A dial given up (timeout, lock, shutdown)
-// kills the transport at once. The error says why it failed: errInterrupted when Maven gave it
-// up, a configError when retrying soon will not help.
-func (s *supervisor) dial(ctx, sessCtx context.Context, cfg config.Server, transport sdk.Transport, endSession, kill context.CancelFunc) (*sdk.ClientSession, error) {
+// attempts are the transports to try, in order: the configured one, and for a url given without
+// a type (config.Server.TypeGuessed), the older SSE transport after streamable HTTP.
+func (s *supervisor) attempts(cfg config.Server, killCtx context.Context, watch *httpWatch) ([]attempt, error) {
+	t, err := s.buildTransport(cfg, killCtx, watch)
+	if err != nil {
+		return nil, err
+	}
+	out := []attempt{{cfg.Type, t}}
+	if cfg.TypeGuessed && cfg.Type == config.TransportHTTP {
+		sse := cfg
+		sse.Type = config.TransportSSE
+		if t, err = s.buildTransport(sse, killCtx, watch); err != nil {
+			return nil, err
+		}
+		out = append(out, attempt{config.TransportSSE, t})
+	}
+	return out, nil
+}
+
+// dial connects and initializes within DialTimeout, through the first attempt, or the next one
+// if the server refused the POSTs of the first with a 4xx (the MCP spec's backwards
+// compatibility: a server that answers so speaks the older SSE transport). A dial given up
+// (timeout, lock, shutdown) kills the transport at once. The error says why it failed:
+// errInterrupted when Maven gave it up, a configError when retrying soon will not help.
+func (s *supervisor) dial(ctx, sessCtx context.Context, cfg config.Server, attempts []attempt, watch *httpWatch, endSession, kill context.CancelFunc) (*sdk.ClientSession, attempt, error) {
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(s.m.opts.DialTimeout, func() {
 		timedOut.Store(true)
@@ -118,13 +120,19 @@ func (s *supervisor) dial(ctx, sessCtx context.Context, cfg config.Server, trans
 	})
 	// An abandoned dial is killed outright: on a failed initialize the sdk closes the session
 	// itself, and that close waits up to 5s for a notifications/cancelled that a black-holed
-	// server never takes. Its connection is closed too: Connect can outlive its context.
-	conns := &connRecorder{Transport: transport}
+	// server never takes. Its connections are closed too: Connect can outlive its context.
+	conns := &connRecorder{}
 	stopKillOnAbandon := context.AfterFunc(sessCtx, func() {
 		kill()
 		conns.close()
 	})
-	cs, err := s.client.Connect(sessCtx, conns, sessionOptions())
+	via := attempts[0]
+	cs, err := s.client.Connect(sessCtx, conns.via(via.transport), nil)
+	if err != nil && len(attempts) > 1 && watch.refusedPost() && sessCtx.Err() == nil {
+		s.logger.Info("mcp server refused the streamable HTTP POST; trying the SSE transport", "error", s.errText(err))
+		via = attempts[1]
+		cs, err = s.client.Connect(sessCtx, conns.via(via.transport), nil)
+	}
 	timer.Stop()
 	stopKillOnAbandon()
 	if err == nil && sessCtx.Err() != nil {
@@ -134,17 +142,17 @@ func (s *supervisor) dial(ctx, sessCtx context.Context, cfg config.Server, trans
 	}
 	switch {
 	case err == nil:
-		return cs, nil
+		return cs, via, nil
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return nil, via, ctx.Err()
 	case timedOut.Load():
-		return nil, fmt.Errorf("dial: no answer within %s: %w", s.m.opts.DialTimeout, context.DeadlineExceeded)
+		return nil, via, fmt.Errorf("dial: no answer within %s: %w", s.m.opts.DialTimeout, context.DeadlineExceeded)
 	case sessCtx.Err() != nil:
-		return nil, errInterrupted
+		return nil, via, errInterrupted
 	case cfg.Type == config.TransportStdio && isStartError(err):
-		return nil, &configError{s.startError(err)}
+		return nil, via, &configError{s.startError(err)}
 	}
-	return nil, fmt.Errorf("dial: %w", err)
+	return nil, via, fmt.Errorf("dial: %w", err)
 }
 
 // serve publishes the session for CallTool and keeps its tool list current until it ends: the
@@ -155,6 +163,7 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 		s.session, s.sessCtx, s.sessEnded = sess.cs, sess.ctx, sess.ended
 		s.enter(st, StateConnected)
 		st.LastError = ""
+		st.Transport = string(sess.via.kind)
 	})
 	if !live {
 		return errInterrupted
@@ -168,6 +177,7 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 
 	sched := newRefreshSchedule(s.m.opts)
 	defer sched.stop()
+	listenEnded, probeFailed := s.watchModern(sess)
 	// A request left over from an earlier session is served by this first refresh.
 	select {
 	case <-s.refreshWanted:
@@ -188,6 +198,10 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 			return errors.New("session ended: closed by the server")
 		case <-sess.ctx.Done():
 			return errInterrupted
+		case <-listenEnded:
+			return errors.New("session ended: the server closed its subscriptions/listen stream")
+		case err := <-probeFailed:
+			return fmt.Errorf("session ended: %w", err)
 		case <-s.wake:
 			if s.secretsChanged(sess.cfg, &sess.gen) {
 				return errInterrupted
@@ -244,40 +258,47 @@ func closeSession(cs *sdk.ClientSession, kill context.CancelFunc, grace time.Dur
 	<-done
 }
 
-// connRecorder is a transport that remembers the connection it made, so that a dial given up
-// can close it. go-sdk's Connect can outlive its context: over streamable HTTP it opens the
-// standalone stream inside Connect, on the connection's own context, and retries one that
-// fails for ten seconds and more; only closing the connection ends that. The connection itself
-// is returned unwrapped, because the sdk finds the streamable one by its type.
+// connRecorder remembers the connections a dial made, so that a dial given up can close them.
+// go-sdk's Connect can outlive its context: over streamable HTTP it opens the standalone stream
+// inside Connect, on the connection's own context, and retries one that fails for ten seconds
+// and more; only closing the connection ends that. The connection itself is returned
+// unwrapped, because the sdk finds the streamable one by its type.
 type connRecorder struct {
-	sdk.Transport
 	mu     sync.Mutex
-	conn   sdk.Connection
+	conns  []sdk.Connection
 	closed bool
 }
 
-func (t *connRecorder) Connect(ctx context.Context) (sdk.Connection, error) {
+// via returns t, recording the connections it makes.
+func (r *connRecorder) via(t sdk.Transport) sdk.Transport { return &recordingTransport{t, r} }
+
+type recordingTransport struct {
+	sdk.Transport
+	r *connRecorder
+}
+
+func (t *recordingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	conn, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
+	t.r.mu.Lock()
+	defer t.r.mu.Unlock()
+	if t.r.closed {
 		conn.Close()
 		return nil, errInterrupted
 	}
-	t.conn = conn
+	t.r.conns = append(t.r.conns, conn)
 	return conn, nil
 }
 
-// close closes the connection made, if any, and any made later.
-func (t *connRecorder) close() {
-	t.mu.Lock()
-	t.closed = true
-	conn := t.conn
-	t.mu.Unlock()
-	if conn != nil {
+// close closes the connections made, and any made later.
+func (r *connRecorder) close() {
+	r.mu.Lock()
+	r.closed = true
+	conns := r.conns
+	r.mu.Unlock()
+	for _, conn := range conns {
 		conn.Close()
 	}
 }

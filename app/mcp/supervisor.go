@@ -37,6 +37,7 @@ type supervisor struct {
 	needsSecrets  bool
 	logger        *slog.Logger
 	client        *sdk.Client
+	prober        *sdk.Client   // asks a 2026-07-28 server whether it is there (probe.go)
 	wake          chan struct{} // secrets or approvals changed
 	refreshWanted chan struct{} // a refresh is pending; with the one running, at most two
 	// The command line of a stdio server and its digest (StdioCommand); "" for http and sse.
@@ -48,13 +49,14 @@ type supervisor struct {
 	mu         sync.Mutex
 	secretVals [][]byte // values of the secrets in use, masked in errors; zeroed once locked
 	st         ServerStatus
-	session    *sdk.ClientSession // nil unless connected
-	sessCtx    context.Context    // ends with the session; nil with it
-	sessEnded  <-chan struct{}    // closed once the connection itself has ended; nil with it
-	endSession context.CancelFunc // ends the current dial or session
-	dialAuth   *oauth.Session     // the OAuth of the current dial; nil for none
-	wait       *authWait          // a refusal waiting for the owner to sign in; nil for none
-	stepUps    int                // step-ups asked for since a tool call last succeeded
+	session    *sdk.ClientSession     // nil unless connected
+	sessCtx    context.Context        // ends with the session; nil with it
+	sessEnded  <-chan struct{}        // closed once the connection itself has ended; nil with it
+	endSession context.CancelFunc     // ends the current dial or session
+	dialAuth   *oauth.Session         // the OAuth of the current dial; nil for none
+	wait       *authWait              // a refusal waiting for the owner to sign in; nil for none
+	stepUps    int                    // step-ups asked for since a tool call last succeeded
+	calls      map[*inflight]struct{} // calls in progress, for a server's questions (elicit.go)
 }
 
 func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
@@ -87,6 +89,7 @@ func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
 		s.st.State = StateLocked
 	}
 	s.client = s.newClient()
+	s.prober = s.probeClient()
 	return s
 }
 

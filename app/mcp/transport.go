@@ -20,13 +20,14 @@ import (
 // the HTTP requests of a remote one.
 //
 // This is where a transport gets what it needs to reach its server: the OAuth handler of a
-// remote server that wants one goes into remoteTransport.
-func (s *supervisor) buildTransport(cfg config.Server, killCtx context.Context) (sdk.Transport, error) {
+// remote server that wants one goes into remoteTransport. watch sees a remote server's HTTP
+// exchanges for the session (watch.go).
+func (s *supervisor) buildTransport(cfg config.Server, killCtx context.Context, watch *httpWatch) (sdk.Transport, error) {
 	switch cfg.Type {
 	case config.TransportStdio:
 		return s.stdioTransport(cfg, killCtx)
 	case config.TransportHTTP, config.TransportSSE:
-		return s.remoteTransport(cfg, killCtx)
+		return s.remoteTransport(cfg, killCtx, watch)
 	default:
 		return nil, fmt.Errorf("unknown transport %q", cfg.Type)
 	}
@@ -34,14 +35,14 @@ func (s *supervisor) buildTransport(cfg config.Server, killCtx context.Context) 
 
 // remoteTransport is the streamable HTTP or SSE transport of cfg, sending the configured
 // headers to the server's own origin only.
-func (s *supervisor) remoteTransport(cfg config.Server, killCtx context.Context) (sdk.Transport, error) {
+func (s *supervisor) remoteTransport(cfg config.Server, killCtx context.Context, watch *httpWatch) (sdk.Transport, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Named as configured: the expanded URL may hold a secret.
 		return nil, fmt.Errorf("unusable URL %s", config.Server{Type: cfg.Type, URL: s.cfg.URL}.Target())
 	}
 	client := &http.Client{Transport: &headerTransport{
-		base:    http.DefaultTransport,
+		base:    watch.wrap(http.DefaultTransport),
 		origin:  origin(u),
 		headers: cfg.Headers,
 		kill:    killCtx,

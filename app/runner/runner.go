@@ -75,7 +75,8 @@ type MCPCaller interface {
 
 // Options tune an Executor; zero values take the defaults.
 type Options struct {
-	// Timeout bounds every run, local or MCP (default DefaultTimeout).
+	// Timeout bounds every run, local or MCP (default DefaultTimeout). An MCP call's clock
+	// stops while its server waits for the owner's answer to a question (see Pause).
 	Timeout time.Duration
 	// MaxOutput is the most output bytes kept (default DefaultMaxOutput).
 	MaxOutput int
@@ -174,11 +175,12 @@ func (e *Executor) execMCP(ctx context.Context, row allowlist.Tool, args map[str
 	if args == nil {
 		args = map[string]any{}
 	}
-	tctx, cancel := context.WithTimeout(ctx, e.timeout)
+	// The clock stops while the server waits for the owner's answer to a question (Pause).
+	tctx, cancel := WithTimeout(ctx, e.timeout)
 	defer cancel()
 	res, err := e.mcp.CallTool(tctx, server, tool, args)
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		if ctx.Err() == nil && TimedOut(tctx) {
 			return Result{}, fmt.Errorf("tool %q: mcp %s/%s: %w after %s (%w)", row.Name, server, tool, ErrTimeout, e.timeout, err)
 		}
 		return Result{}, fmt.Errorf("tool %q: mcp %s/%s: %w", row.Name, server, tool, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"maven/app/allowlist"
@@ -190,32 +189,10 @@ func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, 
 	return Reply{Speech: speech + " Say yes to confirm.", Outcome: OutcomeConfirm, ExpectsReply: true, Tool: row.Name}
 }
 
-// run runs the row and answers with its result: a sentence about a JSON result, the text of
-// any other, cut for speech; the whole result goes in Output.
+// run runs the row and answers with its result, or with a question its server asks the owner
+// meanwhile (questions.go).
 func (s *Service) run(ctx context.Context, row allowlist.Tool, req Request, args map[string]any) Reply {
-	res, err := s.d.Runner.Exec(ctx, row, args)
-	if err != nil {
-		s.opts.Logger.Warn("voice: tool failed", "tool", row.Name, "err", err)
-		s.record(ctx, row, req, OutcomeError, args, err.Error())
-		return Reply{Speech: fmt.Sprintf("I could not run %s: %s.", spokenName(row), failureReason(err)), Outcome: OutcomeError, Tool: row.Name}
-	}
-	s.record(ctx, row, req, OutcomeRan, args, "")
-	speech := res.Output
-	if sum, ok := summarize(res.Output); ok {
-		speech = sum
-	}
-	speech = speakable(speech, s.opts.MaxSpeech)
-	if res.IsError {
-		if speech == "" {
-			speech = "no details"
-		}
-		said := capitalize(spokenName(row)) + " reported an error: "
-		return Reply{Speech: said + speech, Output: said + strings.TrimSpace(res.Output), Outcome: OutcomeError, Tool: row.Name}
-	}
-	if speech == "" {
-		speech = "Done."
-	}
-	return Reply{Speech: speech, Output: strings.TrimSpace(res.Output), Outcome: OutcomeRan, Tool: row.Name}
+	return s.await(ctx, s.startCall(ctx, req, row, args), req)
 }
 
 // failed answers a turn that could not go on because of a fault on Maven's side.

@@ -130,9 +130,11 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 }
 
-// Close writes the queued audit events and stops the writer; turns taken after it write their
-// events at once. Call it before the database closes.
+// Close stops the calls waiting for the owner's answer, writes the queued audit events and
+// stops the writer; turns taken after it write their events at once. Call it before the
+// database closes.
 func (s *Service) Close() {
+	s.convs.clear() // stops the calls waiting for an answer
 	a := s.audit
 	a.mu.Lock()
 	if a.closed {

@@ -7,10 +7,12 @@ import (
 )
 
 // pending is a question waiting for the next utterance of its conversation: a confirm turn
-// (DESIGN.md rule 18) or a question for a missing argument. Either is bound to the row, the
-// arguments so far and the fingerprint: any change of the row in between voids it.
+// (DESIGN.md rule 18), a question for a missing argument, or a server's question during a
+// call. Each is bound to the row, the arguments so far and the fingerprint: any change of the
+// row in between voids it.
 type pending struct {
-	asking       bool // a question for missing (else a confirm)
+	asking       bool       // a question for missing (else a confirm)
+	server       *serverAsk // a server's question (else a confirm or a question for missing)
 	conversation string
 	toolID       int64
 	fingerprint  string
@@ -18,8 +20,15 @@ type pending struct {
 	args         map[string]any
 	argsKey      string   // canonical form of args, so nothing can swap them in between
 	missing      []string // asking: the properties still to fill; the first is asked for
-	tries        int      // asking: how often the current property was asked for
+	tries        int      // asking, server: how often the current value was asked for
 	expires      time.Time
+}
+
+// dropped is told that p was forgotten unanswered: a call waiting for a server's answer stops.
+func (p *pending) dropped() {
+	if p.server != nil {
+		p.server.drop()
+	}
 }
 
 // conversations holds pending questions in memory, bounded in both time and count: a flood of
@@ -41,12 +50,14 @@ func (c *conversations) put(p *pending) {
 	defer c.mu.Unlock()
 	if el, ok := c.byID[p.conversation]; ok {
 		c.order.Remove(el)
+		el.Value.(*pending).dropped()
 	}
 	c.byID[p.conversation] = c.order.PushBack(p)
 	for c.order.Len() > c.max {
 		oldest := c.order.Front()
 		c.order.Remove(oldest)
 		delete(c.byID, oldest.Value.(*pending).conversation)
+		oldest.Value.(*pending).dropped()
 	}
 }
 
@@ -77,6 +88,7 @@ func (c *conversations) pruneLocked(now time.Time) {
 		next := el.Next()
 		c.order.Remove(el)
 		delete(c.byID, p.conversation)
+		p.dropped()
 		el = next
 	}
 }
@@ -85,6 +97,9 @@ func (c *conversations) pruneLocked(now time.Time) {
 func (c *conversations) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		el.Value.(*pending).dropped()
+	}
 	c.order.Init()
 	c.byID = make(map[string]*list.Element)
 }

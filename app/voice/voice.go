@@ -177,7 +177,8 @@ func New(d Deps, opts Options) *Service {
 	return s
 }
 
-// CancelPending forgets every pending question, as locking the daemon must.
+// CancelPending forgets every pending question, as locking the daemon must; a call waiting for
+// the owner's answer to its server's question is stopped.
 func (s *Service) CancelPending() { s.convs.clear() }
 
 // Pending returns how many questions are waiting, for tests and metrics.
@@ -210,6 +211,9 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 	}
 	now := s.opts.Now()
 	if p, ok := s.convs.take(req.Conversation, now); ok {
+		if p.server != nil {
+			return s.answerServer(ctx, p, req, now)
+		}
 		if p.asking {
 			return s.fill(ctx, p, req, now)
 		}

@@ -23,8 +23,6 @@ import (
 // fails when a scenario the go-sdk reference client passes fails for Maven and is not listed
 // here, and when a listed scenario passes (delete its line then).
 var expectedFailures = map[string]string{
-	"elicitation-sep1034-client-defaults": "elicitation: arrives with the 2026-07-28 era and elicitation branch (no steps in scenarios.go yet)",
-
 	"auth/2025-03-26-oauth-metadata-backcompat": "the metadata's issuer is not the server's origin, which go-sdk refuses (RFC 8414 section 3.3); the go-sdk reference fails it too",
 	"auth/client-credentials-jwt":               "the client credentials grant (a machine signs in, no owner): Maven signs in only for its owner; the go-sdk reference has no client for it either",
 	"auth/client-credentials-basic":             "the client credentials grant (a machine signs in, no owner): Maven signs in only for its owner; the go-sdk reference has no client for it either",

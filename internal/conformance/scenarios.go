@@ -29,6 +29,15 @@ var scenarios = map[string][]step{
 		phrases("add_numbers", "add {a} and {b}"),
 		call("add 3 and 4", "The sum of 3 and 4 is 7"),
 	},
+	// The mock offers test_client_elicitation_defaults (no arguments, not read-only): called, it
+	// asks for a form whose every field is optional with a default, and checks that the client
+	// accepted it with every default applied (SEP-1034). Voice confirms the call, then reads the
+	// form back as the server's question, and the owner accepts it with a yes.
+	"elicitation-sep1034-client-defaults": {
+		connected(),
+		enable("test_client_elicitation_defaults"),
+		call("test client elicitation defaults", "Elicitation completed", "yes"),
+	},
 	// The mock answers tools/call on an SSE stream that it closes after a priming event with
 	// retry: 500, and answers on the GET the client must open 500 ms later with Last-Event-ID.
 	"sse-retry": {
@@ -128,10 +137,11 @@ func phrases(tool, text string) step {
 }
 
 // call says utterance to POST /voice, confirms with "yes" if Maven asks to (a tool that does
-// not claim read-only), and wants the tool to have run, its answer containing want.
-func call(utterance, want string) step {
+// not claim read-only), answers each question its server asks (outcome ask) with the next of
+// answers, and wants the tool to have run, its answer containing want.
+func call(utterance, want string, answers ...string) step {
 	return step{fmt.Sprintf("say %q", utterance), func(ctx context.Context, h *harness) error {
-		r, err := h.sayConfirmed(ctx, utterance)
+		r, err := h.sayConfirmed(ctx, utterance, answers...)
 		switch {
 		case err != nil:
 			return err
@@ -143,12 +153,16 @@ func call(utterance, want string) step {
 }
 
 // sayConfirmed says utterance in a conversation of its own, and "yes" if Maven asks to confirm
-// (a tool that does not claim read-only).
-func (h *harness) sayConfirmed(ctx context.Context, utterance string) (daemontest.VoiceReply, error) {
+// (a tool that does not claim read-only), then answers each question the tool's server asks
+// (outcome ask) with the next of answers; it returns the last reply.
+func (h *harness) sayConfirmed(ctx context.Context, utterance string, answers ...string) (daemontest.VoiceReply, error) {
 	conversation := fmt.Sprintf("conformance-%d", time.Now().UnixNano())
 	r, err := h.say(ctx, conversation, utterance)
 	if err == nil && r.Outcome == "confirm" {
 		r, err = h.say(ctx, conversation, "yes")
+	}
+	for ; err == nil && r.Outcome == "ask" && len(answers) > 0; answers = answers[1:] {
+		r, err = h.say(ctx, conversation, answers[0])
 	}
 	return r, err
 }

@@ -1,7 +1,9 @@
 // Package mcptest provides a scripted MCP server for tests: its tools can be added, removed and
-// redefined while clients are connected (go-sdk then announces notifications/tools/list_changed),
-// its calls are counted, and it serves streamable HTTP, SSE, or stdio through the scripted-mcp
-// command beside this file.
+// redefined while clients are connected (go-sdk then announces notifications/tools/list_changed,
+// or in the 2026-07-28 era notifies a subscriptions/listen stream), its calls are counted, a
+// tool can ask the client for input (elicitation), and it serves streamable HTTP, SSE, or stdio
+// through the scripted-mcp command beside this file. It speaks go-sdk's default protocol
+// revisions (the 2025 era) unless Options.Protocols restricts it to one era.
 package mcptest
 
 import (
@@ -36,7 +38,21 @@ type ToolSpec struct {
 	IsError bool `json:"isError,omitempty"`
 	// DelayMS delays the answer, for calls that must still be running when something happens.
 	DelayMS int `json:"delayMs,omitempty"`
+	// Elicit, if set, is an elicitation request (go-sdk's ElicitParams as JSON) that every call
+	// makes of the client before it answers; the answer is then the client's reply as JSON,
+	// {"action":…,"content":…}. The tool asks as a 2026-07-28 server does, with an
+	// input_required result; go-sdk turns that into an elicitation/create request for a 2025-era
+	// client. The tool's handler runs twice per call: once to ask, once with the reply.
+	Elicit json.RawMessage `json:"elicit,omitempty"`
 }
+
+// The protocol eras a scripted server can be restricted to (Options.Protocols).
+var (
+	// Modern is the stateless 2026-07-28 revision: server/discover, subscriptions/listen, ttlMs.
+	Modern = []string{"2026-07-28"}
+	// Legacy is every revision of the 2025 era and before: initialize, sessions, pings.
+	Legacy = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+)
 
 // Options tune a Scripted server.
 type Options struct {
@@ -44,6 +60,19 @@ type Options struct {
 	PageSize int
 	// Logger receives the sdk server's log (discarded when nil).
 	Logger *slog.Logger
+	// Protocols restricts the protocol revisions the server speaks (Modern, Legacy); nil means
+	// go-sdk's default, which is the 2025 era. Over HTTP a server that speaks 2026-07-28 is
+	// served stateless, as that revision requires.
+	Protocols []string
+	// ToolsTTL is the ttlMs cache hint on every tools/list answer (none when 0).
+	ToolsTTL time.Duration
+	// Quiet leaves listChanged out of the tools capability, so clients learn of a change only by
+	// listing again.
+	Quiet bool
+	// ElicitOnList, if set, is an elicitation request (ElicitParams as JSON) the server sends the
+	// client while it answers tools/list, as a 2025-era server may at any time; ListAnswers
+	// returns the client's answers. A 2026-07-28 server cannot: it sends no requests.
+	ElicitOnList json.RawMessage
 }
 
 // Scripted is an MCP server whose tools tests change at run time. It is safe for concurrent
@@ -57,12 +86,14 @@ type Scripted struct {
 
 	closed    chan struct{}
 	closeOnce sync.Once
+	stateless bool // served stateless over HTTP: it speaks 2026-07-28
 
 	mu       sync.Mutex
 	specs    map[string]ToolSpec
 	calls    map[string]int
 	failList atomic.Bool
 	requests atomic.Int64
+	answers  []string // the client's answers to ElicitOnList
 }
 
 // NewScripted returns a scripted server offering tools.
@@ -74,17 +105,31 @@ func New(opts Options, tools ...ToolSpec) *Scripted {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Scripted{specs: map[string]ToolSpec{}, calls: map[string]int{}, closed: make(chan struct{})}
+	s := &Scripted{specs: map[string]ToolSpec{}, calls: map[string]int{}, closed: make(chan struct{}),
+		stateless: slices.ContainsFunc(opts.Protocols, func(v string) bool { return v >= "2026-07-28" })}
+	var cacheable func(context.Context, sdk.Request, *sdk.Cacheable)
+	if opts.ToolsTTL > 0 {
+		cacheable = func(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
+			if _, ok := req.GetParams().(*sdk.ListToolsParams); ok {
+				c.TTLMs = int(opts.ToolsTTL.Milliseconds())
+			}
+		}
+	}
 	s.Server = sdk.NewServer(&sdk.Implementation{Name: "scripted", Version: "test"}, &sdk.ServerOptions{
 		PageSize: opts.PageSize,
 		Logger:   logger,
 		// Advertise tools even while there are none, so an emptied list is still a list.
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !opts.Quiet}},
+		SupportedProtocolVersions: opts.Protocols,
+		SetCacheable:              cacheable,
 	})
 	s.Server.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			if method == "tools/list" && s.failList.Load() {
 				return nil, errors.New("scripted tools/list failure")
+			}
+			if method == "tools/list" && len(opts.ElicitOnList) > 0 {
+				s.askOnList(ctx, req, opts.ElicitOnList)
 			}
 			return next(ctx, method, req)
 		}
@@ -186,7 +231,8 @@ func (s *Scripted) Sessions() int {
 // HTTPHandler serves the server over streamable HTTP. Each call returns a new handler that
 // keeps its own sessions: make one per test server, not one per request.
 func (s *Scripted) HTTPHandler() http.Handler {
-	return s.count(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, nil))
+	return s.count(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server },
+		&sdk.StreamableHTTPOptions{Stateless: s.stateless}))
 }
 
 // SSEHandler serves the server over the older HTTP+SSE transport; like HTTPHandler, one per
@@ -218,6 +264,9 @@ func (s *Scripted) handler(name string) sdk.ToolHandler {
 			return nil, fmt.Errorf("tool %q was removed", name)
 		}
 		args := req.Params.Arguments
+		if len(spec.Elicit) > 0 {
+			return elicit(spec.Elicit, req.Params.InputResponses)
+		}
 		if onCall != nil {
 			onCall(name, args)
 		}
@@ -250,6 +299,56 @@ func (s *Scripted) handler(name string) sdk.ToolHandler {
 			IsError: spec.IsError,
 		}, nil
 	}
+}
+
+// askOnList sends the client an elicitation request while a tools/list waits, and records its
+// answer (or the error) for ListAnswers.
+func (s *Scripted) askOnList(ctx context.Context, req sdk.Request, params json.RawMessage) {
+	var p sdk.ElicitParams
+	answer := ""
+	if err := json.Unmarshal(params, &p); err != nil {
+		answer = "bad ElicitOnList: " + err.Error()
+	} else if ss, ok := req.GetSession().(*sdk.ServerSession); !ok {
+		answer = "no session to ask"
+	} else if res, err := ss.Elicit(ctx, &p); err != nil {
+		answer = "error: " + err.Error()
+	} else {
+		answer = res.Action
+	}
+	s.mu.Lock()
+	s.answers = append(s.answers, answer)
+	s.mu.Unlock()
+}
+
+// ListAnswers returns the client's answers to ElicitOnList, one per tools/list: an action, or
+// the error.
+func (s *Scripted) ListAnswers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.answers)
+}
+
+// elicitID names the one input request an eliciting tool makes.
+const elicitID = "ask"
+
+// elicit asks the client for input (an input_required result) unless responses carry its
+// reply, which then becomes the tool's answer.
+func elicit(params json.RawMessage, responses sdk.InputResponseMap) (*sdk.CallToolResult, error) {
+	if reply, ok := responses[elicitID].(*sdk.ElicitResult); ok {
+		text, err := json.Marshal(struct {
+			Action  string         `json:"action"`
+			Content map[string]any `json:"content,omitempty"`
+		}{reply.Action, reply.Content})
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}}, nil
+	}
+	var p sdk.ElicitParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("the tool's elicitation request: %w", err)
+	}
+	return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{elicitID: &p}}, nil
 }
 
 // LoadTools reads a JSON array of ToolSpec from path, scripted-mcp's tools file.

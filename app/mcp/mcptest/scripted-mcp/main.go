@@ -4,14 +4,17 @@
 //
 // Usage:
 //
-//	scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE] TOOLS.json
+//	scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE]
+//	             [-era modern|legacy] [-ttl D] [-quiet] TOOLS.json
 //
 // With -calls, every tool call appends one line "NAME ARGS-JSON" to FILE. With -pid, the
 // process writes its pid to FILE once it is serving. -redefine-every and -rename-every make it
 // a hostile server that churns its tools: every D it gives every tool a new description ("…
 // (version N)"), or a new name ("NAME_vN"). With -http it serves streamable HTTP on ADDR (path
 // /mcp, port 0 for any) instead of stdio, and writes the address it listens on to the -addr
-// FILE: a server in a process of its own, as real ones are.
+// FILE: a server in a process of its own, as real ones are. -era restricts it to one protocol
+// era (mcptest.Modern or mcptest.Legacy; go-sdk's default otherwise), -ttl puts a ttlMs hint on
+// its tool lists, and -quiet leaves listChanged out of its capabilities.
 package main
 
 import (
@@ -46,16 +49,29 @@ func run() error {
 	renameEvery := flag.Duration("rename-every", 0, "give every tool a new name this often")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	addrFile := flag.String("addr", "", "with -http, write the address listened on to this file")
+	era := flag.String("era", "", `speak only this protocol era: "modern" (2026-07-28) or "legacy" (2025)`)
+	ttl := flag.Duration("ttl", 0, "the ttlMs hint on every tools/list answer")
+	quiet := flag.Bool("quiet", false, "do not announce list changes")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE] TOOLS.json")
+		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE] [-era modern|legacy] [-ttl D] [-quiet] TOOLS.json")
+	}
+	opts := mcptest.Options{ToolsTTL: *ttl, Quiet: *quiet}
+	switch *era {
+	case "":
+	case "modern":
+		opts.Protocols = mcptest.Modern
+	case "legacy":
+		opts.Protocols = mcptest.Legacy
+	default:
+		return fmt.Errorf(`-era: want "modern" or "legacy", got %q`, *era)
 	}
 	toolsFile := flag.Arg(0)
 	specs, err := mcptest.LoadTools(toolsFile)
 	if err != nil {
 		return err
 	}
-	s := mcptest.NewScripted(specs...)
+	s := mcptest.New(opts, specs...)
 	if *callsFile != "" {
 		var mu sync.Mutex
 		s.OnCall = func(name string, args json.RawMessage) {
