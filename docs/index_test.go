@@ -29,7 +29,7 @@ var (
 	// rowKey finds what a row of the index is about: a design rule or a security requirement.
 	rowKey = regexp.MustCompile(`\]\((design\.md#rule-[0-9a-z]+|security\.md#req-[0-9]+)\)`)
 	// fileLink is a link to a file of the repository, relative to docs/.
-	fileLink = regexp.MustCompile("\\[[^\\]]*\\]\\(\\.\\./([^)#\\s]+)\\)")
+	fileLink = regexp.MustCompile(`\[[^\]]*\]\(\.\./([^)#\s]+)\)`)
 	// ident is a backticked Go identifier, possibly Type.Method, or a name in a non-Go file.
 	ident = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_.-]*)`")
 	// docCitation is a citation of a document of docs/, with an anchor or without.
