@@ -30,8 +30,8 @@ import (
 
 const searchSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
 
-// voiceBenchConfig lifts the webhook's turn rate (a real config option, DESIGN.md's voice
-// block), so turns are measured back to back and never paced or refused by the limiter.
+// voiceBenchConfig lifts the webhook's turn rate (a real config option, docs/design.md#config's
+// voice block), so turns are measured back to back and never paced or refused by the limiter.
 const voiceBenchConfig = `"voice": {"turns_per_second": 1000000, "burst": 1000000}`
 
 // voiceRemote is the scripted search_tasks server, serving streamable HTTP from a process of

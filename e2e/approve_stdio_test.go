@@ -8,9 +8,9 @@ import (
 	"maven/app/mcp/mcptest"
 )
 
-// TestNewStdioServerStartsOnlyOnceApproved: a stdio server the config names shows its exact
-// command line on the servers card and is not started; `Approve and start` asks for the
-// passkey, and only then does the server run and propose its tools (DESIGN.md rules 21, 25).
+// TestNewStdioServerStartsOnlyOnceApproved: a stdio server the config names shows its exact command
+// line on the servers card and is not started; `Approve and start` asks for the passkey, and only
+// then does the server run and propose its tools (docs/design.md#rule-21, docs/design.md#rule-25).
 func TestNewStdioServerStartsOnlyOnceApproved(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -37,10 +37,11 @@ type assertion struct {
 	Error     string `json:"error"`
 }
 
-// TestVirtualAuthenticator checks the authenticator controls the journeys rely on (AUTH.md item
-// 40) against this Chromium, and pins down how it behaves: PRF output on assertion, the UV and
-// signature overrides, backup flags, sign-count rollback, a failing user verification, and an
-// authenticator without PRF. It checks what the browser does, not what Maven makes of it.
+// TestVirtualAuthenticator checks the authenticator controls the journeys rely on
+// (docs/security.md#req-40) against this Chromium, and pins down how it behaves: PRF output on
+// assertion, the UV and signature overrides, backup flags, sign-count rollback, a failing user
+// verification, and an authenticator without PRF. It checks what the browser does, not what Maven
+// makes of it.
 func TestVirtualAuthenticator(t *testing.T) {
 	t.Parallel()
 	tb := newBrowser(t, phone)

@@ -16,7 +16,7 @@ import (
 // servers card as needing a sign-in, naming its authorization server and the scopes; Sign in
 // asks for exactly one passkey gesture, the browser goes to the authorization server, and once
 // the owner allows it there, comes back to Maven, where the card shows the server connected and
-// its tools are proposed (DESIGN.md rules 14, 21, 22).
+// its tools are proposed (docs/design.md#rule-14, docs/design.md#rule-21, docs/design.md#rule-22).
 func TestSignInToAnOAuthServerWithOnePasskeyGesture(t *testing.T) {
 	t.Parallel()
 	scripted := mcptest.NewScripted(mcptest.ToolSpec{Name: "list_tasks", Description: "Lists tasks.", ReadOnly: true, Text: "none"})

@@ -202,7 +202,7 @@ var actionLabels = map[string]string{
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
 // and bound arguments, and the rest of what it records, everything from outside Maven with its
-// hidden characters spelled out (DESIGN.md rule 25).
+// hidden characters spelled out (docs/design.md#rule-25).
 func entryView(e activity.Entry) views.ActivityEntry {
 	v := views.ActivityEntry{ID: e.ID, At: timeOf(e.At), Action: e.Action, Actor: e.Actor, Tool: e.Tool, Outcome: e.Outcome}
 	v.What = actionLabels[e.Action]

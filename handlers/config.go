@@ -23,7 +23,7 @@ func (s *server) configNotes() *views.ConfigNotes {
 }
 
 // configProblems are problems as the page shows them: keys and messages with their hidden
-// characters spelled out, since both may quote the file (DESIGN.md rule 25).
+// characters spelled out, since both may quote the file (docs/design.md#rule-25).
 func configProblems(list []config.Problem) []views.ConfigProblem {
 	out := make([]views.ConfigProblem, len(list))
 	for i, p := range list {

@@ -36,7 +36,7 @@ func originHosts(origins []string) (map[string]bool, error) {
 }
 
 // requireOriginHost refuses the browser-facing requests (pages, WebAuthn ceremonies, the
-// recovery form) whose Host is not one of the configured origins' (DESIGN.md rule 23): a page
+// recovery form) whose Host is not one of the configured origins' (docs/design.md#rule-23): a page
 // served at another name for this machine, a DNS-rebound one included, must not reach the
 // owner's session, ceremonies or recovery code. A browser gets a short page (421) linking to the
 // configured origins; maven.js and htmx the refusal as an error. /healthz, /voice and /metrics

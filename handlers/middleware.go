@@ -116,8 +116,8 @@ func (s *server) toLogin(w http.ResponseWriter, r *http.Request) {
 	sendTo(w, r, "/login", http.StatusUnauthorized, "Please sign in.")
 }
 
-// requireUnlocked sends every request to /unlock while the daemon is locked (DESIGN.md rule
-// 19): nothing behind it runs until the owner unlocks.
+// requireUnlocked sends every request to /unlock while the daemon is locked
+// (docs/design.md#rule-19): nothing behind it runs until the owner unlocks.
 func (s *server) requireUnlocked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.vault.Locked() {
@@ -128,7 +128,7 @@ func (s *server) requireUnlocked(next http.Handler) http.Handler {
 	})
 }
 
-// toUnlock sends the browser to /unlock (DESIGN.md rule 19).
+// toUnlock sends the browser to /unlock (docs/design.md#rule-19).
 func (s *server) toUnlock(w http.ResponseWriter, r *http.Request) {
 	sendTo(w, r, "/unlock", http.StatusLocked, "Maven is locked. Unlock it first.")
 }
@@ -184,7 +184,7 @@ func asShown(action auth.Action) approvalOf {
 
 // selected is the approval of action on the items the owner selected on a page: each value
 // is a target id, followed, when withDigest, by ":" and the fingerprint the page showed of it
-// (a row's data-fingerprint). One step-up then names every item (DESIGN.md rule 21).
+// (a row's data-fingerprint). One step-up then names every item (docs/design.md#rule-21).
 func selected(action auth.Action, values []string, withDigest bool) (auth.Approval, error) {
 	switch {
 	case len(values) == 0:

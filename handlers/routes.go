@@ -268,7 +268,7 @@ func Routes(d Deps) (http.Handler, error) {
 		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
 		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
 
-		// Everything else waits for the unlock (DESIGN.md rule 19).
+		// Everything else waits for the unlock (docs/design.md#rule-19).
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireUnlocked)
 			r.Get("/", s.handle(s.home))

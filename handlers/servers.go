@@ -236,7 +236,7 @@ func serverStateLabel(st mcp.State) string {
 }
 
 // trustShort is the trust level in a few words, for the server's one line; the card's details
-// spell it out (DESIGN.md rule 14).
+// spell it out (docs/design.md#rule-14).
 func trustShort(trust string) string {
 	switch trust {
 	case mcp.TrustLocalProcess:

@@ -166,7 +166,7 @@ func (s *server) endSession(ctx context.Context) error {
 
 // epoch names the era a session belongs to: it changes at every start of the daemon, every lock,
 // and every passkey added or removed (auth's and the vault's epochs), and each change ends every
-// session signed in before it (DESIGN.md rule 23). The session that made a change to the
+// session signed in before it (docs/design.md#rule-23). The session that made a change to the
 // passkeys is signed in again under the new epoch (reissue).
 func (s *server) epoch() string { return s.auth.Epoch() + "/" + s.vault.Epoch() }
 

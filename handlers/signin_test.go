@@ -248,7 +248,7 @@ func TestSignedOutPagesRedirectToLogin(t *testing.T) {
 	}
 }
 
-// TestEverySessionEndsOnRestartLockAndPasskeyChange (AUTH.md item 13): a restart — with no
+// TestEverySessionEndsOnRestartLockAndPasskeyChange (docs/security.md#req-13): a restart — with no
 // vault too — ends every session; so does a lock; so does a passkey added or removed, except
 // for the session that made the change, which goes on under a new token.
 func TestEverySessionEndsOnRestartLockAndPasskeyChange(t *testing.T) {

@@ -171,7 +171,7 @@ func (s *server) toolChanged(w http.ResponseWriter, r *http.Request, t allowlist
 
 // toolsSelected approves enabling the rows the owner selected on /tools (form field "tool",
 // repeated, each "ID:FINGERPRINT" as the row showed it): one step-up names every row and its
-// fingerprint (DESIGN.md rule 21).
+// fingerprint (docs/design.md#rule-21).
 func toolsSelected(w http.ResponseWriter, r *http.Request) (auth.Approval, error) {
 	if err := readForm(w, r, maxJSONBody); err != nil {
 		return auth.Approval{}, err

@@ -244,7 +244,7 @@ func groupTitle(t allowlist.Tool) string {
 }
 
 // toolRow is the view of one row: everything the owner approves, with hidden characters spelled
-// out and flagged (DESIGN.md rule 25).
+// out and flagged (docs/design.md#rule-25).
 func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	row := views.ToolRow{
 		ID: t.ID, Name: t.Name, NameText: text(t.Name), State: string(t.State), Fingerprint: t.ApprovalDigest(),

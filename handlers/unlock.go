@@ -19,7 +19,7 @@ const maxRecoveryForm = 4 << 10
 
 // Messages of the unlock page. One message covers every way a passkey unlock can fail once
 // the ceremony ran (a bad signature, a wrong or forged PRF output, a tampered slot), so the
-// answer never says which check failed (AUTH.md item 28).
+// answer never says which check failed (docs/security.md#req-28).
 const (
 	msgUnlockFailed   = "That did not unlock Maven. Try again, or use your recovery code."
 	msgRecoveryFailed = "That recovery code did not unlock Maven."
@@ -163,7 +163,7 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 }
 
 // afterUnlock is where the browser goes once unlocked: to replace a used recovery code first
-// (AUTH.md item 33), to the tools otherwise; to sign in when the session is not the owner's
+// (docs/security.md#req-33), to the tools otherwise; to sign in when the session is not the owner's
 // (the page then says that the recovery code unlocked but signed no one in).
 func (s *server) afterUnlock(ctx context.Context, signedIn bool) string {
 	if !signedIn {

@@ -150,10 +150,11 @@ func TestSecretServersAreDialledOnlyAfterUnlock(t *testing.T) {
 	}
 }
 
-// TestUnlockAnswerDoesNotWaitForBlackHoledServers measures the unlock answer of a daemon with
-// ten black-holed servers that all need a secret against one with no servers, side by side in
-// one run, and reports the ratio of the medians. The unlock only signals the supervisors (DESIGN.md
-// rule 13), so the ratio stays near 1; a dial on the unlock's path would add the dial timeout.
+// TestUnlockAnswerDoesNotWaitForBlackHoledServers measures the unlock answer of a daemon with ten
+// black-holed servers that all need a secret against one with no servers, side by side in one run,
+// and reports the ratio of the medians. The unlock only signals the supervisors
+// (docs/design.md#rule-13), so the ratio stays near 1; a dial on the unlock's path would add the
+// dial timeout.
 //
 //	go test ./handlers -run TestUnlockAnswerDoesNotWaitForBlackHoledServers -v
 func TestUnlockAnswerDoesNotWaitForBlackHoledServers(t *testing.T) {

@@ -184,7 +184,8 @@ type ToolRow struct {
 	Voice  Voice
 }
 
-// Voice is what a row says about reaching it by voice (DESIGN.md rules 15 and 15b).
+// Voice is what a row says about reaching it by voice (docs/design.md#rule-15 and
+// docs/design.md#rule-15b).
 type Voice struct {
 	// HowToSay: "Say: ‘add {a} and {b}’", "Say: ‘echo ⟨message⟩’", or "voice cannot fill its
 	// arguments: add a phrase"; empty for a row voice does not reach.

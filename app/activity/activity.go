@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// Entry is one event of the feed; its JSON is the `events` IPC result's element (DESIGN.md).
+// Entry is one event of the feed; its JSON is the `events` IPC result's element
+// (docs/design.md#ipc).
 type Entry struct {
 	ID     int64     `json:"id"`
 	At     time.Time `json:"at"`

@@ -18,12 +18,12 @@ type Outcome struct {
 	Err  error
 }
 
-// EnableTools enables, in one transaction, every row the proof approves (one step-up naming
-// several rows and the fingerprint each showed, DESIGN.md rule 21). A row that is no longer the
-// shape the owner was shown is refused for itself alone, as is one no longer in a state that can
-// be enabled or one that is gone: the owner approved each item as shown, so the others are still
-// exactly what they approved. The outcomes come in the proof's order. An error from the store
-// rolls the whole batch back and is returned instead.
+// EnableTools enables, in one transaction, every row the proof approves (one step-up naming several
+// rows and the fingerprint each showed, docs/design.md#rule-21). A row that is no longer the shape
+// the owner was shown is refused for itself alone, as is one no longer in a state that can be
+// enabled or one that is gone: the owner approved each item as shown, so the others are still
+// exactly what they approved. The outcomes come in the proof's order. An error from the store rolls
+// the whole batch back and is returned instead.
 func (s *Service) EnableTools(ctx context.Context, proof auth.StepUp) ([]Outcome, error) {
 	approval := proof.Approval()
 	if approval.Action != auth.ActionEnableTool || len(approval.Items) == 0 {

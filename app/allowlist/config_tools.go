@@ -71,11 +71,11 @@ func (s *Service) SyncConfigTools(ctx context.Context, tools []LocalTool) ([]Ref
 	return refused, nil
 }
 
-// WithdrawRemovedServers withdraws, in one transaction, every row of an MCP server that is not
-// in servers (the configured ones) and is not withdrawn yet, saying "removed from config", and
-// returns the servers whose rows it withdrew, sorted. Removing a server from the config is the
-// owner's own act, unlike a server that is down, which withdraws nothing (DESIGN.md rule 10); a
-// server that comes back proposes its tools again, as a withdrawn tool that reappears does.
+// WithdrawRemovedServers withdraws, in one transaction, every row of an MCP server that is not in
+// servers (the configured ones) and is not withdrawn yet, saying "removed from config", and returns
+// the servers whose rows it withdrew, sorted. Removing a server from the config is the owner's own
+// act, unlike a server that is down, which withdraws nothing (docs/design.md#rule-10); a server
+// that comes back proposes its tools again, as a withdrawn tool that reappears does.
 func (s *Service) WithdrawRemovedServers(ctx context.Context, servers []string) ([]string, error) {
 	configured := make(map[string]bool, len(servers))
 	for _, name := range servers {

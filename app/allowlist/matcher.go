@@ -31,7 +31,7 @@ type Match struct {
 }
 
 // Matcher maps utterances to enabled rows by the longest spoken name at the start of the
-// utterance (DESIGN.md rule 17). It is immutable; build a new one when the rows change.
+// utterance (docs/design.md#rule-17). It is immutable; build a new one when the rows change.
 type Matcher struct {
 	root  *matchNode
 	names []string // every spoken name, for suggestions

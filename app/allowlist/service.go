@@ -129,10 +129,10 @@ type Proposal struct {
 	Actor       string
 }
 
-// Propose creates a proposed row, or returns the row that already has this identity
-// (scope, cmd). Proposing is idempotent: an existing proposed row is updated in place, a
-// withdrawn one comes back as proposed, and an enabled or disabled one keeps its state (only
-// its spoken name may change for a local command). destructive is only ever raised.
+// Propose creates a proposed row, or returns the row that already has this identity (scope, cmd:
+// docs/design.md#rule-1). Proposing is idempotent: an existing proposed row is updated in place, a
+// withdrawn one comes back as proposed, and an enabled or disabled one keeps its state (only its
+// spoken name may change for a local command). destructive is only ever raised.
 func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 	if err := validateProposal(p); err != nil {
 		return Tool{}, false, err
@@ -300,20 +300,20 @@ type Redeclaration struct {
 	ReadOnly      bool
 	ChangedFields []string
 	Provenance    string
-	// CoalesceSince, when set, lets a redefinition that changes nothing but the shape be
-	// counted as a repeat of the row's previous redefinition instead of appending an event of
-	// its own: only if that redefinition is the row's latest event and was recorded at or after
-	// CoalesceSince (issue 10: a server redefining a tool without end must not grow the audit
-	// trail without end). A redefinition that changes the row's state or raises destructive is
+	// CoalesceSince, when set, lets a redefinition that changes nothing but the shape be counted as
+	// a repeat of the row's previous redefinition instead of appending an event of its own: only if
+	// that redefinition is the row's latest event and was recorded at or after CoalesceSince (issue
+	// 10: a server redefining a tool without end must not grow the audit trail without end;
+	// docs/design.md#rule-3). A redefinition that changes the row's state or raises destructive is
 	// always an event.
 	CoalesceSince time.Time
 }
 
-// Redeclare records that the far end now declares a different shape for a row (DESIGN.md rule
-// 8). An enabled row goes back to proposed, keeping the shape the owner approved for a diff; a
-// disabled row stays disabled and records the new shape; a proposed row is updated in place.
-// If the tool stopped claiming read-only, destructive is raised; it is never lowered. The
-// change is an event, or a repeat of the last one (see Redeclaration.CoalesceSince).
+// Redeclare records that the far end now declares a different shape for a row
+// (docs/design.md#rule-8). An enabled row goes back to proposed, keeping the shape the owner
+// approved for a diff; a disabled row stays disabled and records the new shape; a proposed row is
+// updated in place. If the tool stopped claiming read-only, destructive is raised; it is never
+// lowered. The change is an event, or a repeat of the last one (see Redeclaration.CoalesceSince).
 func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, error) {
 	t, err := tx.st.GetTool(ctx, id)
 	if err != nil {
@@ -359,7 +359,7 @@ func (tx *Tx) Redeclare(ctx context.Context, id int64, r Redeclaration) (Tool, e
 	return t, nil
 }
 
-// AdoptFingerprint gives a row that predates fingerprints its first one (DESIGN.md rule 9): an
+// AdoptFingerprint gives a row that predates fingerprints its first one (docs/design.md#rule-9): an
 // upgrade is not a redefinition, so the state does not change, but the adoption is an event.
 func (tx *Tx) AdoptFingerprint(ctx context.Context, id int64, fingerprint, declared string) (Tool, error) {
 	t, err := tx.st.GetTool(ctx, id)
@@ -422,7 +422,8 @@ func (tx *Tx) repeatable(ctx context.Context, old, t Tool, since time.Time) (int
 	return last.ID, nil
 }
 
-// save writes t and its event.
+// save writes t and its event: every change of a row is appended to the audit trail, which is
+// never rewritten (docs/design.md#rule-3).
 func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string, detail map[string]any) error {
 	if err := tx.write(ctx, t, old); err != nil {
 		return err
@@ -439,8 +440,8 @@ func (tx *Tx) save(ctx context.Context, t *Tool, old Tool, actor, action string,
 	return tx.event(ctx, t.ID, actor, action, detail)
 }
 
-// write stores t over old, stamped now. Rule 4 is checked here too, so no caller can lower
-// destructive.
+// write stores t over old, stamped now. docs/design.md#rule-4 is checked here too, so no caller
+// can lower destructive.
 func (tx *Tx) write(ctx context.Context, t *Tool, old Tool) error {
 	if old.Destructive && !t.Destructive {
 		return fmt.Errorf("%w: destructive is never lowered (tool %d)", ErrIllegalTransition, t.ID)

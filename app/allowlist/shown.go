@@ -13,7 +13,7 @@ import (
 var ErrShapeChanged = errors.New("the tool changed since it was shown")
 
 // ShapeChangedError refuses to approve a row whose shape is no longer the one the owner's page
-// showed (DESIGN.md rule 21): nothing was changed.
+// showed (docs/design.md#rule-21): nothing was changed.
 type ShapeChangedError struct {
 	Tool  Tool   // the row as it is now
 	Shown string // the digest of the shape the owner was shown
@@ -27,11 +27,11 @@ func (e *ShapeChangedError) Error() string {
 func (e *ShapeChangedError) Is(target error) bool { return target == ErrShapeChanged }
 
 // ApprovalDigest is what an approval of the row binds to: one digest of the shape the owner is
-// shown, which the page carries as data-fingerprint. An MCP row's is its Fingerprint (DESIGN.md
-// rule 7). A row without one — a local command, or an MCP row that predates fingerprints — gets
-// "sha256:" + hex of SHA-256 over the JSON of its name, command, description, input schema and
-// read-only claim: everything the page shows of it that can change. (A local row's command is its
-// identity and never changes, but a config reload can give it another spoken name.)
+// shown, which the page carries as data-fingerprint. An MCP row's is its Fingerprint
+// (docs/design.md#rule-7). A row without one — a local command, or an MCP row that predates
+// fingerprints — gets "sha256:" + hex of SHA-256 over the JSON of its name, command, description,
+// input schema and read-only claim: everything the page shows of it that can change. (A local row's
+// command is its identity and never changes, but a config reload can give it another spoken name.)
 func (t Tool) ApprovalDigest() string {
 	if t.Fingerprint != "" {
 		return t.Fingerprint

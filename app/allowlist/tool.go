@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// State is where a row stands in its life cycle (DESIGN.md rule 2).
+// State is where a row stands in its life cycle (docs/design.md#rule-2).
 type State string
 
 // The row states.

@@ -1,6 +1,7 @@
-// Package approval keeps the owner's approvals of stdio MCP servers' command lines (DESIGN.md
-// rules 21 and 25): a command line the owner has not approved, behind a step-up, never starts.
-// Any change of command, arguments, environment or working directory is a new command line.
+// Package approval keeps the owner's approvals of stdio MCP servers' command lines
+// (docs/design.md#rule-21 and docs/design.md#rule-25): a command line the owner has not approved,
+// behind a step-up, never starts. Any change of command, arguments, environment or working
+// directory is a new command line.
 package approval
 
 import (
@@ -33,7 +34,7 @@ type PendingCommand struct {
 	Display string
 	SeenAt  time.Time
 	// Approved is the server's command line the owner approved last, as shown then; "" for a
-	// server never approved. The page shows what changed against it (DESIGN.md rule 25).
+	// server never approved. The page shows what changed against it (docs/design.md#rule-25).
 	Approved string
 }
 

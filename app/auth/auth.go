@@ -146,7 +146,7 @@ func New(store Store, cfg Config) (*Service, error) {
 
 // Epoch names the owner's current set of passkeys in this run of the daemon: it changes at every
 // start and whenever a passkey is added or removed. A browser session signed in under another
-// epoch is void (AUTH.md item 13), so a restart, a new passkey or a removed one ends every
+// epoch is void (docs/security.md#req-13), so a restart, a new passkey or a removed one ends every
 // session.
 func (s *Service) Epoch() string { return fmt.Sprintf("%s.%d", s.boot, s.passkeySets.Load()) }
 

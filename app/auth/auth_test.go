@@ -339,7 +339,7 @@ func TestAnonymousFloodNeverEvictsACeremonyInProgress(t *testing.T) {
 }
 
 // TestEpochChangesWithEveryStartAndPasskeyChange: the web layer voids every session of another
-// epoch (AUTH.md item 13).
+// epoch (docs/security.md#req-13).
 func TestEpochChangesWithEveryStartAndPasskeyChange(t *testing.T) {
 	s, _ := newService(t)
 	other, _ := newService(t)

@@ -14,7 +14,8 @@ import (
 )
 
 // BeginLogin begins a discoverable sign-in: the browser offers whichever of the owner's passkeys
-// it has, user verification required, bound to origin.
+// it has, user verification required, bound to origin. Passkeys are the only way in
+// (docs/design.md#rule-20).
 func (s *Service) BeginLogin(ctx context.Context, sid, origin string) (*protocol.CredentialAssertion, error) {
 	if sid == "" {
 		return nil, ErrNoCeremony

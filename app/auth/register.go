@@ -38,10 +38,11 @@ func (s *Service) BeginAddPasskey(ctx context.Context, sid, origin string, proof
 	return s.beginRegistration(ctx, sid, origin, purposeAdd)
 }
 
-// beginRegistration asks for a discoverable, user-verified credential, excluding the passkeys
-// already registered, and probes PRF support (the vault unlocks with PRF). If the browser fails
-// with PRF requested, maven.js retries once with the same options minus the probe: a requested
-// extension that is not answered is fine, so the same ceremony serves both attempts.
+// beginRegistration asks for a discoverable, user-verified credential (docs/design.md#rule-20),
+// excluding the passkeys already registered, and probes PRF support (the vault unlocks with PRF).
+// If the browser fails with PRF requested, maven.js retries once with the same options minus the
+// probe: a requested extension that is not answered is fine, so the same ceremony serves both
+// attempts.
 func (s *Service) beginRegistration(ctx context.Context, sid, origin string, purpose registrationPurpose) (*protocol.CredentialCreation, error) {
 	if sid == "" {
 		return nil, ErrNoCeremony

@@ -16,7 +16,7 @@ import (
 // another.
 type Action string
 
-// Actions that need a fresh step-up (DESIGN.md rule 21).
+// Actions that need a fresh step-up (docs/design.md#rule-21).
 const (
 	ActionEnableTool    Action = "enable_tool"
 	ActionAddPasskey    Action = "add_passkey"
@@ -28,7 +28,7 @@ const (
 	ActionAddServer    Action = "add_server"
 	// ActionRotateRecovery replaces the vault's recovery code; the old one stops working.
 	ActionRotateRecovery Action = "rotate_recovery"
-	// ActionSetPhrases saves an enabled MCP tool's voice phrases (DESIGN.md rule 15b).
+	// ActionSetPhrases saves an enabled MCP tool's voice phrases (docs/design.md#rule-15b).
 	ActionSetPhrases Action = "set_phrases"
 	// ActionSignIn signs Maven in to an OAuth-protected MCP server: it grants Maven access.
 	// Its item's digest names the server, its authorization server and the scopes, as the
@@ -67,7 +67,7 @@ type Item struct {
 	Digest string `json:"fingerprint,omitempty"`
 }
 
-// Approval is exactly what one step-up approves (DESIGN.md rule 21): one action and every item
+// Approval is exactly what one step-up approves (docs/design.md#rule-21): one action and every item
 // it applies to. A batch the owner selected is one Approval with several items; the step-up's
 // challenge is bound to all of them, and the proof it yields names each item and its digest.
 type Approval struct {

@@ -27,7 +27,7 @@ import (
 	"unicode/utf8"
 )
 
-// Defaults, as DESIGN.md states them.
+// Defaults, as docs/design.md#config states them.
 const (
 	DefaultListen          = "127.0.0.1:8080"
 	DefaultRPID            = "localhost"
@@ -260,8 +260,8 @@ func validateTools(tools []Tool) []*Error {
 		case "":
 			add(indexPath(argvPath, 0), "expected a program name or path, got an empty string")
 		case "mcp":
-			// DESIGN.md rule 5: argv[0] "mcp" routes a row to the MCP manager, so a local command
-			// that starts with it would be taken for an MCP tool.
+			// docs/design.md#rule-5: argv[0] "mcp" routes a row to the MCP manager, so a local
+			// command that starts with it would be taken for an MCP tool.
 			add(indexPath(argvPath, 0), `"mcp" is reserved for MCP rows (["mcp", server, tool]); a local command cannot start with it`)
 		}
 		for k, a := range t.Argv {
@@ -277,7 +277,8 @@ func validateTools(tools []Tool) []*Error {
 }
 
 // checkName checks a tool or server name, returning "" if it is fine. Invisible and control
-// characters are refused because the name is shown to the owner and spoken (DESIGN.md rule 25).
+// characters are refused because the name is shown to the owner and spoken
+// (docs/design.md#rule-25).
 func checkName(name, what string) string {
 	switch {
 	case strings.TrimSpace(name) == "":

@@ -17,7 +17,7 @@ import (
 // cmpConfig compares configs by their exported fields.
 var cmpConfig = []cmp.Option{cmpopts.IgnoreUnexported(Config{}), cmpopts.EquateComparable(netip.Prefix{})}
 
-// designExample is the config shown in DESIGN.md.
+// designExample is the config shown in docs/design.md#config.
 const designExample = `{
   "listen": "127.0.0.1:8080",
   "rp_id": "localhost",

@@ -34,7 +34,7 @@ type Server struct {
 	Cwd     string            // stdio: an absolute working directory, "" for the daemon's
 	URL     string            // http, sse: the endpoint; may hold secret references
 	Headers map[string]string // http, sse: values may hold secret references
-	// AllowTools names the tools that may bind a spoken argument (DESIGN.md rule 15). It
+	// AllowTools names the tools that may bind a spoken argument (docs/design.md#rule-15). It
 	// approves nothing: tools are enabled only on the /tools page.
 	AllowTools []string
 	Disabled   bool // never dialled
@@ -144,7 +144,7 @@ func (s Server) eachSecretValue(path string, fn func(key, value string)) {
 	}
 }
 
-// Target is what the owner is shown as the server's address (DESIGN.md rule 14): for stdio the
+// Target is what the owner is shown as the server's address (docs/design.md#rule-14): for stdio the
 // command line, for http and sse the URL with its credentials masked. Secret references are
 // shown as written: call it on the configured server, never on an Expanded copy, whose secrets
 // in a path or an innocently named parameter would show.

@@ -296,7 +296,7 @@ func (d *decoder) substitute(s *Server, path string) {
 }
 
 // commandLineValue substitutes variables in the command or an argument, and refuses a secret
-// there (DESIGN.md rule 22): a process's command line is readable by every local user, in
+// there (docs/design.md#rule-22): a process's command line is readable by every local user, in
 // /proc/PID/cmdline.
 func (d *decoder) commandLineValue(v, key string, ownEnv func(string) bool) string {
 	if refs, _ := findRefs(v); len(refs) > 0 {

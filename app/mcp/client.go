@@ -6,7 +6,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Maven speaks both protocol eras (DESIGN.md rule 12) and lets go-sdk choose: it asks for the
+// Maven speaks both protocol eras (docs/design.md#rule-12) and lets go-sdk choose: it asks for the
 // newest revision, 2026-07-28 (a server/discover probe, then list changes pushed on a
 // subscriptions/listen stream), and falls back to the 2025 era's initialize handshake when the
 // server answers the probe with an error, as every 2025-era server does. The differences that
@@ -26,10 +26,10 @@ func (s *supervisor) newClient() *sdk.Client {
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "maven", Version: s.m.opts.Version}, &sdk.ClientOptions{
 		Logger: s.logger,
-		// Form elicitation only: a question voice can put to the owner. No roots (Maven has
-		// none to offer, and a server that asks for them can hold up Close for seconds, see
-		// PEERS.md), no sampling (Maven runs no model), no URL elicitation (voice opens no
-		// pages).
+		// Form elicitation only: a question voice can put to the owner. No roots (Maven has none to
+		// offer, and a server that asks for them can hold up Close for seconds, see
+		// docs/peers.md#go-sdk-client), no sampling (Maven runs no model), no URL elicitation
+		// (voice opens no pages).
 		Capabilities: &sdk.ClientCapabilities{
 			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
 		},
@@ -47,11 +47,11 @@ func (s *supervisor) newClient() *sdk.Client {
 	return c
 }
 
-// noListCache drops the ttlMs hint of every tools/list answer before go-sdk caches the answer
-// by it, so every listing Maven asks for reaches the server and is compared (DESIGN.md rules 8
-// and 12). A hint may only spare a client a request, and Maven's own schedule (list changes,
-// refresh_interval) already decides when to list: a server's hint of an hour must not hide a
-// redefinition for that hour.
+// noListCache drops the ttlMs hint of every tools/list answer before go-sdk caches the answer by
+// it, so every listing Maven asks for reaches the server and is compared (docs/design.md#rule-8 and
+// docs/design.md#rule-12). A hint may only spare a client a request, and Maven's own schedule (list
+// changes, refresh_interval) already decides when to list: a server's hint of an hour must not hide
+// a redefinition for that hour.
 func noListCache(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)

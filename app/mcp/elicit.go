@@ -107,8 +107,8 @@ func (s *supervisor) askingCall(ctx context.Context) (*inflight, string) {
 }
 
 // elicit is the client's ElicitationHandler: it relays a server's question to the voice turn
-// that started the call it is for, and declines any other (DESIGN.md: a refresh, a call not
-// started by voice), logging why. The call's clocks stop while the owner is asked.
+// that started the call it is for, and declines any other (a refresh, a call not started by
+// voice: docs/design.md#rule-18), logging why. The call's clocks stop while the owner is asked.
 func (s *supervisor) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	e := Elicitation{Server: s.name, Mode: req.Params.Mode, Message: req.Params.Message, URL: req.Params.URL}
 	if e.Mode == "" {

@@ -22,7 +22,7 @@ type Declared struct {
 	ReadOnlyHint bool
 }
 
-// Shape is a declared shape in canonical form, with its fingerprint (DESIGN.md rule 7).
+// Shape is a declared shape in canonical form, with its fingerprint (docs/design.md#rule-7).
 type Shape struct {
 	// Declared is the shape as declared, its InputSchema in canonical form ({} when absent).
 	Declared Declared

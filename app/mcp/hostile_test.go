@@ -2,8 +2,9 @@ package mcp
 
 // The hostile-server suite (issue 7): one Manager with the real ToolReconciler on a real SQLite
 // database, a well-behaved server whose row the owner enabled, and servers that misbehave. Each
-// test checks that the good server keeps working, that nothing a hostile server did withdraws
-// or enables a row (DESIGN.md rules 6, 8, 10), and that no goroutine outlives Close.
+// test checks that the good server keeps working, that nothing a hostile server did withdraws or
+// enables a row (docs/design.md#rule-6, docs/design.md#rule-8, docs/design.md#rule-10), and that no
+// goroutine outlives Close.
 
 import (
 	"context"

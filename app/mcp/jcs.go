@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// RFC 8785 (JCS) canonical JSON, which fingerprints are computed over (DESIGN.md rule 7).
+// RFC 8785 (JCS) canonical JSON, which fingerprints are computed over (docs/design.md#rule-7).
 
 // MaxCanonicalDepth is how deeply arrays and objects may nest in JSON given to Canonicalize; a
 // hostile schema nested deeper is refused rather than allowed to exhaust the stack.

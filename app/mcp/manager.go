@@ -23,7 +23,7 @@ import (
 type Reconciler interface {
 	// Reconcile applies tools, the complete result of a successful, fully paginated tools/list
 	// of the connected server. The Manager never calls it with a partial or failed list, nor
-	// for a server that is down, dialling or locked (DESIGN.md rule 10). Calls for one server
+	// for a server that is down, dialling or locked (docs/design.md#rule-10). Calls for one server
 	// never overlap; calls for different servers may. An error matching ErrTooManyChanges
 	// (a *ChurnError) ends the session: the server is failed and not dialled until the error's
 	// Until.
@@ -179,7 +179,7 @@ func NewManager(servers map[string]config.Server, rec Reconciler, opts ManagerOp
 }
 
 // Run starts one supervisor goroutine per server under ctx and returns at once: every dial
-// happens in a supervisor (DESIGN.md rule 13). Calls after the first, or after Close, do
+// happens in a supervisor (docs/design.md#rule-13). Calls after the first, or after Close, do
 // nothing. Cancelling ctx stops the supervisors like Close does, but only Close waits for them.
 func (m *Manager) Run(ctx context.Context) {
 	m.mu.Lock()
@@ -286,7 +286,7 @@ func (m *Manager) notifyChange() {
 	}
 }
 
-// AllowTools returns the server's configured allow_tools (DESIGN.md rule 15), nil for an
+// AllowTools returns the server's configured allow_tools (docs/design.md#rule-15), nil for an
 // unknown server.
 func (m *Manager) AllowTools(server string) []string {
 	return slices.Clone(m.servers.Load().allow[server])

@@ -11,7 +11,7 @@ import (
 )
 
 // A remote server that refuses Maven (401, or 403 insufficient_scope) waits for the owner to
-// sign in to it (DESIGN.md rule 14, needs-auth): it is never redialled for it. The supervisor
+// sign in to it (docs/design.md#rule-14, needs-auth): it is never redialled for it. The supervisor
 // learns what the server asks for once (discovery), shows it, and sleeps until a sign-in
 // succeeds. The sign-in itself is app/oauth's, begun from the servers card behind a step-up.
 

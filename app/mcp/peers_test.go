@@ -1,7 +1,7 @@
 package mcp
 
-// Tests against the real npm MCP servers pinned in package.json (see shared/PEERS.md). They
-// skip when `npm ci` has not been run, unless MAVEN_REQUIRE_PEERS=1 makes that a failure.
+// Tests against the real npm MCP servers pinned in package.json (see docs/peers.md#npm-servers).
+// They skip when `npm ci` has not been run, unless MAVEN_REQUIRE_PEERS=1 makes that a failure.
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func checkEverything(t *testing.T, m *Manager, rec *fakeReconciler, started time
 	}
 	t.Logf("timing: complete list reconciled %s after Run; echo call %s", listed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 
-	// Bad arguments are the tool's error, not a protocol failure (PEERS.md).
+	// Bad arguments are the tool's error, not a protocol failure (docs/peers.md#all-three).
 	res, err = m.CallTool(context.Background(), "e", "get-sum", map[string]any{"a": "one"})
 	if err != nil || !res.IsError {
 		t.Errorf("CallTool(get-sum) with a bad argument = %+v, %v; want an IsError result", res, err)
@@ -173,7 +173,8 @@ func spawnPeer(t *testing.T, node, script, mode string) (port int, stop func()) 
 	}
 	t.Cleanup(stop)
 	start := time.Now()
-	// The log line is no proof: on a busy port the server says it runs and exits (PEERS.md).
+	// The log line is no proof: on a busy port the server says it runs and exits
+	// (docs/peers.md#npm-servers).
 	waitFor(t, 20*time.Second, fmt.Sprintf("%s %s to listen on %d", filepath.Base(script), mode, port), func() bool {
 		select {
 		case <-exited:
@@ -297,7 +298,8 @@ func TestPeerFilesystemStdio(t *testing.T) {
 			t.Errorf("%s: listed %v, read-only %v; want read-only %v", name, ok, ok && readOnly(tool), wantRO)
 		}
 	}
-	// Without roots from the client, the command-line directory is what it serves (PEERS.md).
+	// Without roots from the client, the command-line directory is what it serves
+	// (docs/peers.md#npm-servers).
 	res, err := m.CallTool(context.Background(), "fs", "read_text_file", map[string]any{"path": filepath.Join(dir, "note.txt")})
 	if err != nil || res.IsError || !strings.Contains(res.Output, "remember the milk") {
 		t.Errorf("read_text_file = %+v, %v", res, err)

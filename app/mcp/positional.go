@@ -188,8 +188,9 @@ func positionalType(prop json.RawMessage) string {
 }
 
 // Positional reads row for rule 15 with its server's local allow_tools list; its Bind is the
-// binding half of DESIGN.md's CallPositional: the call itself goes through runner.Executor, so
-// the row's enabled state is checked once more and an mcp row can never run as a binary.
+// binding half of the original contract's CallPositional (docs/design.md#rule-15): the call itself
+// goes through runner.Executor, so the row's enabled state is checked once more and an mcp row can
+// never run as a binary.
 func (m *Manager) Positional(row allowlist.Tool) Positional {
 	return NewPositional(row, slices.Contains(m.AllowTools(row.Server()), row.RemoteName()))
 }

@@ -14,9 +14,10 @@ import (
 	"maven/app/allowlist"
 )
 
-// ToolReconciler turns complete tool lists into allowlist rows (DESIGN.md rules 6–11). Discovery
-// only ever proposes; every state change goes through allowlist.Tx, one transaction per refresh.
-// How fast one server may change its tools is bounded by a ChurnBudget.
+// ToolReconciler turns complete tool lists into allowlist rows (docs/design.md#rule-6 to
+// docs/design.md#rule-11). Discovery only ever proposes; every state change goes through
+// allowlist.Tx, one transaction per refresh. How fast one server may change its tools is bounded by
+// a ChurnBudget.
 type ToolReconciler struct {
 	allowlist *allowlist.Service
 	now       func() time.Time

@@ -84,15 +84,15 @@ type Reconfigured struct {
 }
 
 // Reconfigure makes the Manager run exactly servers (keyed by name), as a reload of the config
-// asks. A new server gets a supervisor, which dials on its own goroutine as at start (DESIGN.md
-// rule 13); a stdio server's command line waits for the owner's approval as ever. A server no
-// longer listed is stopped. A server whose entry changed (see config.Server.ChangedKeys) is
-// stopped and started again with the new entry, so a changed command line is a new one to
+// asks. A new server gets a supervisor, which dials on its own goroutine as at start
+// (docs/design.md#rule-13); a stdio server's command line waits for the owner's approval as ever. A
+// server no longer listed is stopped. A server whose entry changed (see config.Server.ChangedKeys)
+// is stopped and started again with the new entry, so a changed command line is a new one to
 // approve; a change of allow_tools alone applies at once, its session untouched. An unchanged
-// server is not touched: its session and the calls in flight on it go on. Reconfigure returns
-// once every stopped server has closed its session (and a stdio server's process has exited).
-// Calls are serialized; after Close it does nothing. It changes no allowlist row: a stopped
-// server withdraws nothing (DESIGN.md rule 10).
+// server is not touched: its session and the calls in flight on it go on. Reconfigure returns once
+// every stopped server has closed its session (and a stdio server's process has exited). Calls are
+// serialized; after Close it does nothing. It changes no allowlist row: a stopped server withdraws
+// nothing (docs/design.md#rule-10).
 func (m *Manager) Reconfigure(servers map[string]config.Server) Reconfigured {
 	m.reconfiguring.Lock()
 	defer m.reconfiguring.Unlock()

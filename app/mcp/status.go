@@ -2,14 +2,14 @@ package mcp
 
 import "time"
 
-// State is where a server's connection stands (DESIGN.md rule 14).
+// State is where a server's connection stands (docs/design.md#rule-14).
 type State string
 
 // The connection states.
 const (
 	StateLocked State = "locked" // needs a secret that is not available; never dialled
 	// StateAwaitingApproval is a stdio server whose command line the owner has not approved
-	// yet (DESIGN.md rule 25): never started until they do, and nothing is wrong with it.
+	// yet (docs/design.md#rule-25): never started until they do, and nothing is wrong with it.
 	StateAwaitingApproval State = "awaiting-approval"
 	// StateNeedsAuth is a remote server that refused Maven (HTTP 401, or 403 for more scope)
 	// and waits for the owner to sign in to it; it is not dialled until they do.
@@ -26,7 +26,7 @@ func States() []State {
 	return []State{StateLocked, StateAwaitingApproval, StateNeedsAuth, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
 }
 
-// ServerStatus is what the owner is shown about one server (DESIGN.md rule 14).
+// ServerStatus is what the owner is shown about one server (docs/design.md#rule-14).
 type ServerStatus struct {
 	Name      string    `json:"name"`
 	Transport string    `json:"transport"` // "stdio", "http" or "sse"

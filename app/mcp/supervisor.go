@@ -114,7 +114,7 @@ func (s *supervisor) run(ctx context.Context) {
 			s.sleep(ctx, d)
 			continue
 		case !approved:
-			// Never started: the owner has not seen this command line (DESIGN.md rule 25).
+			// Never started: the owner has not seen this command line (docs/design.md#rule-25).
 			s.set(StateAwaitingApproval, "")
 			s.logger.Info("mcp server waits for the owner to approve its command line")
 			s.sleep(ctx, 0)

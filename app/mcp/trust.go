@@ -8,7 +8,7 @@ import (
 	"maven/app/config"
 )
 
-// Trust levels of an MCP server (DESIGN.md rule 14): how much of this machine, and of the
+// Trust levels of an MCP server (docs/design.md#rule-14): how much of this machine, and of the
 // traffic, the far end can reach.
 const (
 	TrustLocalProcess    = "local-process"

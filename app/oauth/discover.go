@@ -50,7 +50,7 @@ func (c Challenge) Scopes() []string { return strings.Fields(c.bearer()["scope"]
 
 // NeedsAuthError is how a request to an MCP server fails when the server wants the owner to
 // sign in (401), or to grant more (403 insufficient_scope). Nothing retries it: the server waits
-// for the owner (DESIGN.md rule 14, needs-auth).
+// for the owner (docs/design.md#rule-14, needs-auth).
 type NeedsAuthError struct{ Challenge Challenge }
 
 func (e *NeedsAuthError) Error() string {

@@ -3,7 +3,7 @@
 // registration), with go-sdk's auth and oauthex packages doing the protocol. It adds what a
 // daemon needs around them: a sign-in is the owner's act, begun behind a step-up and finished
 // on Maven's own callback, bound to the owner's browser session, used once and expiring; tokens
-// and registered clients are sealed in the vault (DESIGN.md rule 22), refreshed, and
+// and registered clients are sealed in the vault (docs/design.md#rule-22), refreshed, and
 // forgotten when revoked; a server that wants a sign-in waits for the owner, never redials.
 package oauth
 

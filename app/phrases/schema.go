@@ -32,7 +32,7 @@ type Schema struct {
 	Props map[string]Property
 	Names []string // every property name, sorted
 	// Required lists the required properties in the schema's order; Undescribed those of them
-	// the schema never describes (DESIGN.md rule 15: never guessed).
+	// the schema never describes (docs/design.md#rule-15: never guessed).
 	Required    []string
 	Undescribed []string
 }

@@ -1,5 +1,5 @@
 // Package reveal finds characters a person cannot see, or could mistake for others, in text that
-// the owner is asked to approve (DESIGN.md rule 25), and splits such text so the page can show
+// the owner is asked to approve (docs/design.md#rule-25), and splits such text so the page can show
 // each of them as a visible code point instead. It is the one place that decides what counts as
 // hidden; the tool list, the passkey names and the tests all ask it.
 package reveal

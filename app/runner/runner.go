@@ -1,6 +1,7 @@
-// Package runner runs an enabled allowlist row: an MCP row goes to the MCP manager and is never
-// run as a binary, anything else is a local argv run directly (never through a shell) with a
-// timeout, an empty stdin, a minimal environment and bounded output (DESIGN.md rules 5 and 16).
+// Package runner runs an enabled allowlist row: an MCP row goes to the MCP manager and is never run
+// as a binary, anything else is a local argv run directly (never through a shell) with a timeout,
+// an empty stdin, a minimal environment and bounded output (docs/design.md#rule-5 and
+// docs/design.md#rule-16).
 package runner
 
 import (
@@ -36,7 +37,7 @@ var (
 	ErrChanged = errors.New("tool changed since it was read")
 	// ErrNoMCP means an MCP row was asked for but the Executor has no MCPCaller.
 	ErrNoMCP = errors.New("no MCP manager configured")
-	// ErrLocalArgs refuses arguments for a local command: they take none (DESIGN.md rule 16).
+	// ErrLocalArgs refuses arguments for a local command: they take none (docs/design.md#rule-16).
 	ErrLocalArgs = errors.New("local commands take no arguments")
 	// ErrBadCmd refuses a row whose cmd is empty or a malformed ["mcp", server, tool].
 	ErrBadCmd = errors.New("malformed tool command")

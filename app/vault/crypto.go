@@ -166,7 +166,7 @@ func prfBinding(rpID string, credentialID []byte) string {
 }
 
 // prfKEK derives a PRF slot's key-encryption key. The PRF output is never used as a key
-// directly (AUTH.md item 26). The caller zeroes the result.
+// directly (docs/security.md#req-26). The caller zeroes the result.
 func prfKEK(prfOutput, salt []byte, rpID string, credentialID []byte) ([]byte, error) {
 	return hkdf.Key(sha256.New, prfOutput, salt, infoUnlock+prfBinding(rpID, credentialID), keySize)
 }

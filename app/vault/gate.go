@@ -10,12 +10,13 @@ import (
 	"sync"
 )
 
-// Gate is the daemon's lock state, kept in one place (DESIGN.md rules 19 and 22). It owns the
-// Vault and tells the rest of the daemon when the state changes: OnUnlock hooks get the open
-// vault's lookup (the MCP manager dials the servers that were waiting for a secret), OnLock hooks
-// run after the data key is forgotten (sessions closed, pending confirms and step-ups dropped).
-// Hooks must not block: an unlock answers the owner's phone, and nothing slow may sit in
-// between. A daemon without a vault is unlocked: there is nothing to unlock.
+// Gate is the daemon's lock state, kept in one place (docs/design.md#rule-19 and
+// docs/design.md#rule-22). It owns the Vault and tells the rest of the daemon when the state
+// changes: OnUnlock hooks get the open vault's lookup (the MCP manager dials the servers that were
+// waiting for a secret), OnLock hooks run after the data key is forgotten (sessions closed, pending
+// confirms and step-ups dropped). Hooks must not block: an unlock answers the owner's phone, and
+// nothing slow may sit in between. A daemon without a vault is unlocked: there is nothing to
+// unlock.
 //
 // The lookup an OnUnlock hook gets hands out values the caller owns and zeroes when done (see
 // Vault.Lookup); after a lock it finds nothing, and whatever a hook kept of the values it must
@@ -80,9 +81,9 @@ func (g *Gate) HasVault() bool {
 	return g.exists
 }
 
-// Epoch names the current locked-or-unlocked era: it changes at every Lock, and a daemon with
-// a vault starts a new one at each boot. A browser session signed in during an earlier era is
-// void, so locking signs every session out (AUTH.md item 13). It is "" until a vault exists.
+// Epoch names the current locked-or-unlocked era: it changes at every Lock, and a daemon with a
+// vault starts a new one at each boot. A browser session signed in during an earlier era is void,
+// so locking signs every session out (docs/security.md#req-13). It is "" until a vault exists.
 func (g *Gate) Epoch() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()

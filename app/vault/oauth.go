@@ -7,7 +7,7 @@ import (
 )
 
 // oauthPrefix names a server's sealed OAuth credentials (its tokens and the client Maven
-// registered) among the secrets (DESIGN.md rule 22). No secret's name holds a colon
+// registered) among the secrets (docs/design.md#rule-22). No secret's name holds a colon
 // (ValidName), so the owner's secrets and these never meet, no ${secret:…} reaches them, and
 // the data key's rotation reseals them with the rest.
 const oauthPrefix = "oauth:"

@@ -1,4 +1,5 @@
-// Package vault seals Maven's secrets at rest (DESIGN.md rule 22, AUTH.md items 24–35).
+// Package vault seals Maven's secrets at rest (docs/design.md#rule-22;
+// docs/security.md#req-24 to docs/security.md#req-35).
 //
 // A random 256-bit data key encrypts each secret with AES-256-GCM, the secret's name in the
 // associated data. The data key itself is stored only wrapped, once per unlock method, in "key
@@ -198,7 +199,7 @@ func (v *Vault) newSlots(ctx context.Context, key *dataKey, code []byte, passkey
 }
 
 // RecoveryUsed reports whether the current recovery code has unlocked the vault. It has then
-// been typed somewhere, so the owner should be led to regenerate it (AUTH.md item 33).
+// been typed somewhere, so the owner should be led to regenerate it (docs/security.md#req-33).
 func (v *Vault) RecoveryUsed(ctx context.Context) (bool, error) {
 	s, err := v.store.RecoverySlot(ctx)
 	if errors.Is(err, ErrNotFound) {

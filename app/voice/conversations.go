@@ -7,7 +7,7 @@ import (
 )
 
 // pending is a question waiting for the next utterance of its conversation: a confirm turn
-// (DESIGN.md rule 18), a question for a missing argument, or a server's question during a
+// (docs/design.md#rule-18), a question for a missing argument, or a server's question during a
 // call. Each is bound to the row, the arguments so far and the fingerprint: any change of the
 // row in between voids it.
 type pending struct {

@@ -23,7 +23,7 @@ var fillers = wordLists(
 // disfluencies are dropped before a spoken answer is read as a value ("um, twenty three").
 var disfluencies = wordLists("um", "umm", "uh", "uhm", "er", "erm", "hmm")
 
-// affirmatives confirm a pending run (DESIGN.md rule 18); anything else cancels it.
+// affirmatives confirm a pending run (docs/design.md#rule-18); anything else cancels it.
 var affirmatives = []string{"yes", "yes please", "sure", "ok", "okay", "do it", "go ahead", "confirm", "yeah"}
 
 // cancellations end a question for a missing value without running anything.

@@ -206,7 +206,8 @@ func TestServerQuestionsVoiceCannotAskAreDeclined(t *testing.T) {
 	}{
 		{"several fields", mcptest.Legacy, asking("signup", "Sign up.", `{"name":{"type":"string"},"email":{"type":"string"},"plan":{"type":"string","default":"free"}}`, "name", "email"),
 			"Studio asked for email and name at once, which I cannot ask by voice, so I declined."},
-		// The form of server-everything's trigger-elicitation-request (PEERS.md), abridged.
+		// The form of server-everything's trigger-elicitation-request
+		// (docs/peers.md#server-everything), abridged.
 		{"server-everything's form", mcptest.Legacy, asking("trigger-elicitation-request", "Please provide inputs for the following fields:",
 			`{"name":{"type":"string"},"check":{"type":"boolean"},"firstLine":{"type":"string","default":"It was a dark and stormy night."},
 			"email":{"type":"string","format":"email"},"homepage":{"type":"string","format":"uri"},"birthdate":{"type":"string","format":"date"},

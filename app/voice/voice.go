@@ -1,7 +1,7 @@
 // Package voice turns utterances into actions: it drops the lead-ins people say, matches an
 // owner's phrase or an enabled row's name, binds and coerces the arguments, asks for a missing
 // one, asks before anything destructive runs, and answers in short sentences meant to be heard
-// (DESIGN.md rules 15–19).
+// (docs/design.md#rule-15 to docs/design.md#rule-19).
 package voice
 
 import (

@@ -67,7 +67,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 	}
 }
 
-// toolResult is one row of the `tools` IPC result (DESIGN.md, Interfaces).
+// toolResult is one row of the `tools` IPC result (docs/design.md#ipc).
 type toolResult struct {
 	ID          int64     `json:"id"`
 	Name        string    `json:"name"`

@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// forbidMemoryReads makes the daemon non-dumpable (DESIGN.md rule 22): no core dump is written,
-// and no process without CAP_SYS_PTRACE, not even one of the same user, may ptrace the daemon
-// or open its /proc/PID/mem, where the unlocked data key and secrets live. The children it
+// forbidMemoryReads makes the daemon non-dumpable (docs/design.md#rule-22): no core dump is
+// written, and no process without CAP_SYS_PTRACE, not even one of the same user, may ptrace the
+// daemon or open its /proc/PID/mem, where the unlocked data key and secrets live. The children it
 // starts (stdio MCP servers) are dumpable again after their exec, as usual.
 func forbidMemoryReads() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// TestLockLeavesNoKeyOrSecretInMemory is DESIGN.md rule 22 against the real binary: with two
+// TestLockLeavesNoKeyOrSecretInMemory is docs/design.md#rule-22 against the real binary: with two
 // servers using a secret (a header of an http server, the environment of a stdio server),
 // `maven lock` must leave neither the data key nor the secret's value in the daemon's memory.
 // The test reads /proc/PID/mem the way another process would (CI runs as root, which may read

@@ -108,7 +108,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		})
 	}
 	// A stdio server's command line starts only once the owner approved it on /tools, behind a
-	// step-up (DESIGN.md rules 21 and 25); its supervisor asks before every start.
+	// step-up (docs/design.md#rule-21 and docs/design.md#rule-25); its supervisor asks before every
+	// start.
 	commands := approval.NewService(db.NewApprovalStore(bdb), time.Now)
 	// Listen before building what depends on the address (the OAuth callback, the origins):
 	// with port 0 the browser origin is only known now. Reloads compare with the config as read.
@@ -363,7 +364,7 @@ func releaseAfterLock() {
 }
 
 // keyBearing are the requests whose body carries key material: a recovery code, a passkey's
-// PRF output (DESIGN.md's interfaces name these pages).
+// PRF output (docs/design.md#http names these routes).
 var keyBearing = map[string]bool{
 	"/unlock/recovery": true, "/unlock/finish": true, "/setup/finish": true,
 	"/passkeys/add/finish": true, "/passkeys/enroll/finish": true,

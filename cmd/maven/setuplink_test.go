@@ -29,7 +29,7 @@ func TestFirstStartPrintsSetupLink(t *testing.T) {
 	if !strings.HasPrefix(printed, "http://localhost:"+port+"/setup?token=") {
 		t.Fatalf("setup link %q does not use the listening port %s", printed, port)
 	}
-	// Pages answer at the configured origin's host only (DESIGN.md rule 23).
+	// Pages answer at the configured origin's host only (docs/design.md#rule-23).
 	req, _ := http.NewRequest(http.MethodGet, "http://"+d.addr+strings.TrimPrefix(printed, "http://localhost:"+port), nil)
 	req.Host = "localhost:" + port
 	resp, err := http.DefaultClient.Do(req)

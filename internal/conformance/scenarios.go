@@ -20,8 +20,8 @@ import (
 var scenarios = map[string][]step{
 	// The mock answers initialize and an empty tools/list: Maven connects and lists.
 	"initialize": {connected()},
-	// The mock offers add_numbers(a, b: number, both required) and checks that it is called.
-	// Two required numbers need the owner's phrase (DESIGN.md rule 15b); the tool does not claim
+	// The mock offers add_numbers(a, b: number, both required) and checks that it is called. Two
+	// required numbers need the owner's phrase (docs/design.md#rule-15b); the tool does not claim
 	// read-only, so voice asks to confirm first (rule 18).
 	"tools_call": {
 		connected(),
@@ -167,7 +167,7 @@ func (h *harness) sayConfirmed(ctx context.Context, utterance string, answers ..
 	return r, err
 }
 
-// serverStatus is an entry of `maven mcp-servers --json` (DESIGN.md, IPC mcp_servers).
+// serverStatus is an entry of `maven mcp-servers --json` (docs/design.md#ipc, mcp_servers).
 type serverStatus struct {
 	Name      string `json:"name"`
 	State     string `json:"state"`
@@ -175,7 +175,7 @@ type serverStatus struct {
 	Tools     int    `json:"tools"`
 }
 
-// toolRow is an entry of `maven tools --json` (DESIGN.md, IPC tools).
+// toolRow is an entry of `maven tools --json` (docs/design.md#ipc, tools).
 type toolRow struct {
 	ID    int64    `json:"id"`
 	Name  string   `json:"name"`

@@ -39,9 +39,9 @@ func (l *Log) String() string {
 	return l.b.String()
 }
 
-// ApproveCommandLines approves, in the database of data, the command line of every stdio
-// server of the config at cfgPath, as the owner's passkey step-up on /tools would (DESIGN.md
-// rule 25); a daemon started afterwards starts them. Run it while no daemon uses data.
+// ApproveCommandLines approves, in the database of data, the command line of every stdio server of
+// the config at cfgPath, as the owner's passkey step-up on /tools would (docs/design.md#rule-25); a
+// daemon started afterwards starts them. Run it while no daemon uses data.
 func ApproveCommandLines(tb testing.TB, data, cfgPath string) {
 	tb.Helper()
 	cfg, err := config.Load(cfgPath, os.Getenv)

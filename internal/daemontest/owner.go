@@ -21,7 +21,7 @@ import (
 
 // Browser is the owner's browser against a running daemon, driven as maven.js drives the pages:
 // it keeps the session cookie, asks for the daemon's origin as Host (pages and ceremonies
-// answer only there, DESIGN.md rule 23) while dialling the address the daemon listens on, and
+// answer only there, docs/design.md#rule-23) while dialling the address the daemon listens on, and
 // sends the Origin and Sec-Fetch-Site of a same-origin page. It never follows redirects, so an
 // answer is seen as the daemon gave it.
 type Browser struct {

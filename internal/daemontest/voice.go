@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// VoiceReply is the answer of POST /voice (DESIGN.md, HTTP).
+// VoiceReply is the answer of POST /voice (docs/design.md#http).
 type VoiceReply struct {
 	Speech       string `json:"speech"`
 	Outcome      string `json:"outcome"`
