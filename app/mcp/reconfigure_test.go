@@ -47,6 +47,9 @@ func TestManagerReconfigure(t *testing.T) {
 	waitFor(t, 5*time.Second, "the pid file", func() bool { return gone.currentPid() > 0 })
 	pid := gone.currentPid()
 	since := map[string]time.Time{"steady": status(m, "steady").Since, "allow": status(m, "allow").Since}
+	// Connected is reported before the first list reaches the reconciler: wait for that list
+	// so that a second one, not the first, is what the assertion below would catch.
+	waitFor(t, 5*time.Second, "the steady server's first list", func() bool { return rec.count("steady") > 0 })
 	steadyLists := rec.count("steady")
 
 	type answer struct {
