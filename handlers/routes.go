@@ -191,7 +191,8 @@ type server struct {
 //	            removing a passkey, setting or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
-// ceremony begins and recovery codes are rate-limited per source address.
+// ceremony begins and recovery codes are rate-limited per source address. The connection of a
+// request that carries key material (a recovery code, PRF output) closes once it is answered.
 func Routes(d Deps) (http.Handler, error) {
 	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
 		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")
@@ -258,11 +259,11 @@ func Routes(d Deps) (http.Handler, error) {
 		anonymous := s.limitBySource(s.ceremoniesBySource)
 		r.Get("/unlock", s.handle(s.unlockPage))
 		r.With(anonymous).Post("/unlock/begin", s.handle(s.unlockBeginPost))
-		r.Post("/unlock/finish", s.handle(s.unlockFinishPost))
-		r.Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
+		r.With(carriesKeys).Post("/unlock/finish", s.handle(s.unlockFinishPost))
+		r.With(carriesKeys).Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
 		r.Get("/setup", s.handle(s.setupPage))
 		r.With(anonymous).Post("/setup/begin", s.handle(s.setupBeginPost))
-		r.Post("/setup/finish", s.handle(s.setupFinishPost))
+		r.With(carriesKeys).Post("/setup/finish", s.handle(s.setupFinishPost))
 		r.Post("/logout", s.handle(s.logoutPost))
 		// Authorization servers fetch who Maven is as a client (an https origin's client ID).
 		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
@@ -286,10 +287,10 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Post("/step-up/begin", s.handle(s.stepUpBeginPost))
 				r.Post("/step-up/finish", s.handle(s.stepUpFinishPost))
 				r.Get("/passkeys", s.handle(s.passkeysPage))
-				r.Post("/passkeys/add/finish", s.handle(s.passkeyAddFinishPost))
+				r.With(carriesKeys).Post("/passkeys/add/finish", s.handle(s.passkeyAddFinishPost))
 				r.Post("/passkeys/{id}/rename", s.handle(s.passkeyRenamePost))
 				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
-				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
+				r.With(carriesKeys).Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
 				r.Get("/secrets", s.handle(s.secretsPage))
 				// Where the authorization server sends the owner back after a sign-in.
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))

@@ -240,7 +240,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           closeAfterKeys(routes),
+		Handler:           routes,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -360,24 +360,4 @@ func releaseAfterLock() {
 			}
 		})
 	}
-}
-
-// keyBearing are the requests whose body carries key material: a recovery code, a passkey's
-// PRF output (DESIGN.md's interfaces name these pages).
-var keyBearing = map[string]bool{
-	"/unlock/recovery": true, "/unlock/finish": true, "/setup/finish": true,
-	"/passkeys/add/finish": true, "/passkeys/enroll/finish": true,
-}
-
-// closeAfterKeys closes the connection of a request that carries key material once it is
-// answered: a keep-alive connection would keep the request in its read buffer for as long as
-// the browser keeps the connection open, lock or no lock. (Over HTTP/2 the header means
-// nothing, and the frames stay with the connection.)
-func closeAfterKeys(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && keyBearing[r.URL.Path] {
-			w.Header().Set("Connection", "close")
-		}
-		next.ServeHTTP(w, r)
-	})
 }
