@@ -307,6 +307,12 @@ func TestTokensAreSealedSurviveARestartAndWaitForUnlock(t *testing.T) {
 	withToken, requests := fake.WithToken.Load(), fake.Requests.Load()
 	d = startDaemon(t, dbPath, servers())
 	d.waitState(t, "tasks", mcp.StateLocked)
+	for _, st := range d.m.Status() {
+		// What the card says it waits for.
+		if st.Name == "tasks" && (!st.SignInSealed || st.UsesSecrets) {
+			t.Errorf("locked status: sign-in sealed %v, uses secrets %v; want true, false", st.SignInSealed, st.UsesSecrets)
+		}
+	}
 	tk.waitDials(t, 20)
 	if fake.Requests.Load() != requests || fake.WithToken.Load() != withToken {
 		t.Fatalf("while locked the server got %d requests, %d with a token; want none",
