@@ -129,10 +129,10 @@ type Deps struct {
 	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For / X-Forwarded-Proto
 	// headers are believed; from anyone else those headers are ignored.
 	TrustedProxies []netip.Prefix
-	// ConfigPath is the config file the daemon read, or would read (ConfigLoaded false: it does
-	// not exist and the defaults run); an empty /tools names it.
-	ConfigPath   string
-	ConfigLoaded bool
+	// ConfigSource returns the config file the daemon reads, and whether the config running
+	// came from it (false: it does not exist and the defaults run), as of now: a reload changes
+	// it. An empty /tools names it. Nil names none.
+	ConfigSource func() (path string, loaded bool)
 	// SecretUsers maps each secret the running config refers to onto the servers that use it
 	// (config.Config.SecretUsers), as of now: a reload changes it. /secrets lists them, and
 	// which are missing. Nil: none.
@@ -167,8 +167,9 @@ type server struct {
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
-	config   views.ConfigInfo
-	origins  []string
+	// configSource: the config file and whether the running config came from it, as of now.
+	configSource func() (path string, loaded bool)
+	origins      []string
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
@@ -201,8 +202,11 @@ func Routes(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth, guides: d.Guides, phrases: d.Phrases,
 		activity: d.Activity, views: d.Views, assets: d.Assets, now: d.Now,
-		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
+		configSource: d.ConfigSource, origins: d.Origins,
 		secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
+	}
+	if s.configSource == nil {
+		s.configSource = func() (string, bool) { return "", false }
 	}
 	if s.secretUsers == nil {
 		s.secretUsers = func() map[string][]string { return nil }

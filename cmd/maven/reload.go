@@ -35,6 +35,9 @@ type reloader struct {
 	log      *slog.Logger
 	now      func() time.Time
 
+	// loaded is set while the running config came from the file, not the defaults.
+	loaded atomic.Bool
+
 	mu sync.Mutex // held for a whole reload
 	// running is the config the daemon runs: as read at start (before the listen address was
 	// resolved), with what reloads applied since.
@@ -51,8 +54,13 @@ func newReloader(flags serveFlags, getenv func(string) string, started config.Co
 	r := &reloader{flags: flags, file: file, getenv: getenv, tools: tools, servers: servers, forget: forget,
 		problems: problems, log: logger, now: time.Now}
 	r.running.Store(&started)
+	r.loaded.Store(fromFile)
 	return r
 }
+
+// source returns the config file and whether the running config came from it, as of the last
+// reload applied.
+func (r *reloader) source() (path string, loaded bool) { return r.file, r.loaded.Load() }
 
 // config returns the config the daemon runs.
 func (r *reloader) config() config.Config { return *r.running.Load() }
@@ -102,6 +110,7 @@ func (r *reloader) reload(ctx context.Context) (reloadResult, error) {
 	// The servers run as applied whatever follows; a failure below is retried by the next
 	// reload, which syncs everything again.
 	r.running.Store(&applied)
+	r.loaded.Store(fromFile)
 	if err := syncConfig(ctx, r.tools, applied, fromFile, r.problems, r.log); err != nil {
 		return reloadResult{}, err
 	}

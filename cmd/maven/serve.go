@@ -206,7 +206,6 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	configPath, configLoaded := configSource(flags)
 	routes, err := handlers.Routes(handlers.Deps{
 		Logger:         logger,
 		Vault:          gate,
@@ -231,8 +230,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		Origins:        cfg.Origins,
 		TLS:            tlsOn,
 		TrustedProxies: cfg.TrustedProxies,
-		ConfigPath:     configPath,
-		ConfigLoaded:   configLoaded,
+		ConfigSource:   reload.source,
 		SecretUsers:    reload.secretUsers,
 		ConfigProblems: problems,
 	})
