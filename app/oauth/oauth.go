@@ -49,6 +49,10 @@ type Credentials struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// Token is nil once it was refused or revoked: the registered client is kept.
 	Token *oauth2.Token `json:"token,omitempty"`
+	// Registered is set when Maven registered the client itself (dynamic client registration)
+	// with the callbacks Redirects: a later sign-in at the same issuer reuses it.
+	Registered bool     `json:"registered,omitempty"`
+	Redirects  []string `json:"redirects,omitempty"`
 }
 
 // config is the oauth2 configuration that refreshes the credentials' token.
@@ -94,6 +98,7 @@ type Service struct {
 	opts   Options
 	logger *slog.Logger
 	flows  *flows
+	stale  staleClients
 }
 
 // New returns a Service over v that records sign-ins in rec (nil records nothing).
