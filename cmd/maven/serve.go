@@ -92,10 +92,6 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	problems := &config.Problems{}
-	// The rows of servers the config no longer names are withdrawn before any server is dialled.
-	if err := syncConfig(ctx, tools, cfg, fromFile, problems, logger); err != nil {
-		return err
-	}
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
 	// proposes rows. Nothing is dialled here.
 	reconciler := mcp.NewToolReconciler(tools, time.Now, logger)
@@ -129,12 +125,18 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	// tokens are sealed in the vault, and sign-ins recorded in the activity feed.
 	feed := activity.New(db.NewActivityStore(bdb), time.Now)
 	signIns := oauth.New(gate, feed, oauth.Options{Origins: cfg.Origins, Logger: logger})
+	// The rows and sign-ins of servers the config no longer names go before any server is
+	// dialled.
+	configs := &configSync{tools: tools, signIns: signIns, problems: problems, log: logger}
+	if err := configs.apply(ctx, cfg, fromFile); err != nil {
+		return err
+	}
 	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
 		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check, OAuth: signIns,
 	}, logger)
 	defer manager.Close()
 	executor := runner.New(tools, manager, runner.Options{})
-	reload := newReloader(flags, getenv, asRead, fromFile, tools, manager, reconciler.Forget, problems, logger)
+	reload := newReloader(flags, getenv, asRead, fromFile, configs, manager, reconciler.Forget)
 
 	// The vault (the gate, above): a daemon that has one starts locked, and nothing that needs a
 	// secret runs until the owner unlocks from /unlock. The gate is the one place that knows;
