@@ -16,6 +16,7 @@ import (
 	"maven/app/mcp/mcptest"
 	"maven/app/oauth/oauthtest"
 	"maven/internal/daemontest"
+	"maven/internal/testenv"
 )
 
 // TestLockLeavesNoKeyOrSecretInMemory is DESIGN.md rule 22 against the real binary: with two
@@ -25,7 +26,7 @@ import (
 // /proc/PID/mem the way another process would (CI runs as root, which may read any process); a
 // first scan before the lock proves the scan finds them.
 func TestLockLeavesNoKeyOrSecretInMemory(t *testing.T) {
-	node, memoryServer := npmPeer(t, "mcp-server-memory")
+	node, memoryServer := testenv.NPMPeer(t, "mcp-server-memory")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	secret := "mvn-" + rand.Text() + rand.Text()
