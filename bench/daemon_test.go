@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -16,7 +14,6 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,125 +35,34 @@ func buildMaven(t *testing.T, dir string) string {
 }
 
 // daemon is a running `maven serve`.
-type daemon struct {
-	cmd    *exec.Cmd
-	addr   string // host:port it listens on
-	data   string
-	stderr *daemontest.Log
-	done   chan error
-	setup  chan string // the first setup link's token, if it printed one
-}
+type daemon struct{ *daemontest.Daemon }
 
-var (
-	listeningRE  = regexp.MustCompile(`msg=listening addr=(\S+)`)
-	setupTokenRE = regexp.MustCompile(`/setup\?token=([^"\s&]+)`)
-)
+// setupTokenRE finds the token of the setup link a daemon prints on its first start.
+var setupTokenRE = regexp.MustCompile(`/setup\?token=([^"\s&]+)`)
 
 // startDaemon starts `maven serve --data data --listen 127.0.0.1:0 --config cfg` and returns once
-// it has logged its address; it does not wait for /healthz (bootToReady times that).
+// GET /healthz answers 200 (benchBoot times that); the test kills it at its end.
 func startDaemon(t *testing.T, bin, data, cfg string) *daemon {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:0", "--config", cfg)
-	cmd.Dir = filepath.Dir(data)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	d := &daemon{cmd: cmd, data: data, stderr: &daemontest.Log{}, done: make(chan error, 1), setup: make(chan string, 1)}
-	if err := cmd.Start(); err != nil {
+	d, err := daemontest.Start(daemontest.Command(bin, data, filepath.Dir(data), "--config", cfg), data, 30*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { d.done <- cmd.Wait(); pw.Close() }()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			d.stderr.Write([]byte(line + "\n"))
-			if m := listeningRE.FindStringSubmatch(line); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-			if m := setupTokenRE.FindStringSubmatch(line); m != nil {
-				select {
-				case d.setup <- m[1]:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	t.Cleanup(func() { d.kill() })
-	select {
-	case d.addr = <-addr:
-	case err := <-d.done:
-		d.done <- err
-		t.Fatalf("maven serve exited before listening: %v\n%s", err, d.stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("maven serve did not log its address\n%s", d.stderr.String())
-	}
-	return d
+	t.Cleanup(d.Kill)
+	return &daemon{d}
 }
 
 // url returns the daemon's URL for path.
-func (d *daemon) url(path string) string { return "http://" + d.addr + path }
+func (d *daemon) url(path string) string { return "http://" + d.Addr + path }
 
-// origin is the browser origin the daemon configured for itself (rp_id localhost).
-func (d *daemon) origin() string {
-	_, port, _ := net.SplitHostPort(d.addr)
-	return "http://localhost:" + port
-}
-
-func (d *daemon) socket() string { return filepath.Join(d.data, "maven.sock") }
-
-// waitReady polls /healthz until it answers 200.
-func (d *daemon) waitReady(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !healthy(d.url("/healthz")) {
-		if time.Now().After(deadline) {
-			t.Fatalf("/healthz never answered 200\n%s", d.stderr.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// healthClient never reuses a connection, so each poll sees the server as a new client does.
-var healthClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-
-func healthy(url string) bool {
-	resp, err := healthClient.Get(url)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func (d *daemon) socket() string { return filepath.Join(d.Data, "maven.sock") }
 
 // stop sends SIGTERM and waits for the daemon to exit.
 func (d *daemon) stop(t *testing.T) {
 	t.Helper()
-	if d.cmd.ProcessState != nil {
-		return
+	if err := d.Stop(20 * time.Second); err != nil {
+		t.Logf("%v", err)
 	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(20 * time.Second):
-		t.Logf("maven serve did not stop within 20s of SIGTERM; killing it")
-		d.kill()
-	}
-}
-
-func (d *daemon) kill() {
-	if d.cmd.ProcessState != nil {
-		return
-	}
-	_ = d.cmd.Process.Kill()
-	<-d.done
 }
 
 // call makes one IPC call, as the maven client commands do.
@@ -165,7 +71,7 @@ func (d *daemon) call(t *testing.T, method string, params, result any) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ipc.Call(ctx, d.socket(), method, params, result); err != nil {
-		t.Fatalf("ipc %s: %v\n%s", method, err, d.stderr.String())
+		t.Fatalf("ipc %s: %v\n%s", method, err, d.Log.String())
 	}
 }
 
@@ -193,13 +99,11 @@ func (d *daemon) waitServers(t *testing.T, what string, cond func(mcp.ServerStat
 // setupToken returns the token of the setup link the daemon printed on its first start.
 func (d *daemon) setupToken(t *testing.T) string {
 	t.Helper()
-	select {
-	case tok := <-d.setup:
-		return tok
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no setup link in the log\n%s", d.stderr.String())
+	tok, ok := d.Log.Wait(setupTokenRE, 20*time.Second)
+	if !ok {
+		t.Fatalf("no setup link in the log\n%s", d.Log.String())
 	}
-	return ""
+	return tok
 }
 
 func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
@@ -261,7 +165,7 @@ func (b *browser) request(method, path string, body io.Reader) *http.Request {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	req.Host = strings.TrimPrefix(b.d.origin(), "http://")
+	req.Host = strings.TrimPrefix(b.d.Origin(), "http://")
 	req.Header.Set("X-Forwarded-For", b.addr)
 	return req
 }
@@ -289,7 +193,7 @@ func (b *browser) postJSONStatus(path string, v any) (int, []byte) {
 	req := b.request(http.MethodPost, path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Origin", b.d.origin())
+	req.Header.Set("Origin", b.d.Origin())
 	resp, err := b.client.Do(req)
 	if err != nil {
 		b.t.Fatalf("POST %s: %v", path, err)

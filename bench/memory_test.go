@@ -42,7 +42,6 @@ func benchMemory(t *testing.T, bin, scripted string, servers int) memory {
 	data := filepath.Join(dir, "data")
 	daemontest.ApproveCommandLines(t, data, cfg)
 	d := startDaemon(t, bin, data, cfg)
-	d.waitReady(t)
 	d.waitServers(t, "every server to list its 100 tools", func(s mcp.ServerStatus) bool {
 		return s.State == mcp.StateConnected && s.Tools == 100
 	})
@@ -58,7 +57,7 @@ func benchMemory(t *testing.T, bin, scripted string, servers int) memory {
 		}
 		return len(rows) == want
 	})
-	pid := d.cmd.Process.Pid
+	pid := d.Cmd.Process.Pid
 	m := memory{rss: procStatus(t, pid, "VmRSS"), hwm: procStatus(t, pid, "VmHWM")}
 	time.Sleep(5 * time.Second)
 	m.settled = procStatus(t, pid, "VmRSS")

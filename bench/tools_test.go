@@ -86,9 +86,8 @@ func benchTools(t *testing.T, bin string, n int) toolsTimes {
 	data := filepath.Join(dir, "data")
 	seedTools(t, data, 50)
 	d := startDaemon(t, bin, data, writeFile(t, dir, "maven.json", []byte(`{}`)))
-	d.waitReady(t)
 	b := newBrowser(t, d)
-	b.register(authtest.New(d.origin()), d.setupToken(t), false)
+	b.register(authtest.New(d.Origin()), d.setupToken(t), false)
 
 	search := "/tools?q=" + serverName(13) // one server's 100 rows
 	check := func(path string, partial bool, rows int) time.Duration {

@@ -35,15 +35,13 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, te
 		dir := t.TempDir()
 		s := &unlockSide{cfg: writeFile(t, dir, "maven.json", withBrowsersFromManyAddresses(t, cfg)), data: filepath.Join(dir, "data"), holes: i == 1}
 		s.d = startDaemon(t, bin, s.data, s.cfg)
-		s.d.waitReady(t)
-		s.a = authtest.New(s.d.origin())
+		s.a = authtest.New(s.d.Origin())
 		newBrowser(t, s.d).register(s.a, s.d.setupToken(t), true)
 		s.d.call(t, "secret_set", map[string]any{"name": "tok", "value": []byte("t0k")}, nil)
 		s.d.stop(t)
 		s.d = startDaemon(t, bin, s.data, s.cfg)
-		s.d.waitReady(t)
 		// A new port is a new origin; the passkey is bound to the RP ID (localhost), not the port.
-		s.a.Origin = s.d.origin()
+		s.a.Origin = s.d.Origin()
 		if s.holes {
 			s.d.waitServers(t, "the servers to wait locked", func(st mcp.ServerStatus) bool { return st.State == mcp.StateLocked })
 		}
@@ -69,7 +67,7 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, te
 			OK bool `json:"ok"`
 		}
 		if status != http.StatusOK || json.Unmarshal(body, &ans) != nil || !ans.OK {
-			t.Fatalf("unlock: %d %s\n%s", status, body, s.d.stderr.String())
+			t.Fatalf("unlock: %d %s\n%s", status, body, s.d.Log.String())
 		}
 		if s.holes {
 			s.d.waitServers(t, "the servers to dial", func(st mcp.ServerStatus) bool { return st.State != mcp.StateLocked })

@@ -172,7 +172,6 @@ func benchVoiceHTTP(t *testing.T, bin string, r *voiceRemote, n int) voiceHTTPTi
 	data := filepath.Join(dir, "data")
 	cfg := writeFile(t, dir, "maven.json", []byte(`{`+voiceBenchConfig+`, "mcpServers": {"tasks": {"type": "http", "url": "`+r.url+`", "allow_tools": ["search_tasks"]}}}`))
 	d := startDaemon(t, bin, data, cfg)
-	d.waitReady(t)
 	var id int64
 	waitFor(t, "search_tasks to be proposed", 30*time.Second, func() bool {
 		var rows []struct {
@@ -204,7 +203,6 @@ func benchVoiceHTTP(t *testing.T, bin string, r *voiceRemote, n int) voiceHTTPTi
 		t.Fatal(err)
 	}
 	d = startDaemon(t, bin, data, cfg)
-	d.waitReady(t)
 	d.waitServers(t, "tasks to connect", func(s mcp.ServerStatus) bool { return s.State == mcp.StateConnected })
 	out, err := exec.Command(bin, "voice-token", "--rotate", "--data", data).Output()
 	if err != nil {

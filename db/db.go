@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -47,7 +48,10 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 	// BEGIN IMMEDIATE takes the write lock up front, so two writers queue on busy_timeout
 	// instead of failing when one upgrades a read transaction.
 	q.Set("_txlock", "immediate")
-	dsn := (&url.URL{Scheme: "file", Opaque: path, RawQuery: q.Encode()}).String()
+	dsn, err := fileURI(path, q)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 
 	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -69,6 +73,19 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	return bdb, nil
+}
+
+// fileURI is SQLite's URI for the database file at path with the query q. SQLite
+// percent-decodes a URI's path, and the driver cuts the DSN at its first '?': the path is
+// escaped, so a '#', '?' or '%' in it names the file and does not end it. The path is made
+// absolute, so that no first segment can read as an authority.
+func fileURI(path string, q url.Values) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), OmitHost: true, RawQuery: q.Encode()}
+	return u.String(), nil
 }
 
 // dbFileSuffixes are the files of one SQLite database in WAL mode.

@@ -125,3 +125,37 @@ func TestSearchIndexMergesAtSixteen(t *testing.T) {
 		t.Fatalf("automerge = %d, %v; want 16", v, err)
 	}
 }
+
+// TestOpenAPathWithURIDelimiters: a '#', '?' or '%' in the path is part of the file's name, not
+// the end of it: two such databases that differ only after it stay two databases, each at its
+// own path.
+func TestOpenAPathWithURIDelimiters(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, name := range []string{"x#01", "x#02", "y?a=b", "z%41"} {
+		path := filepath.Join(dir, name, "maven.db")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		bdb, err := db.Open(ctx, path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := bdb.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ('k', ?, '2026')`, name); err != nil {
+			t.Fatalf("%s: a second database at the same file? %v", name, err)
+		}
+		bdb.Close()
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("%s: the database is not at its path: %v", name, err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			t.Errorf("a database file outside its directory: %s", e.Name())
+		}
+	}
+}

@@ -4,20 +4,16 @@ package e2e
 // own data directory, and its log.
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"maven/internal/daemontest"
 )
 
 // mavenBinary builds cmd/maven once per test binary.
@@ -59,23 +55,19 @@ type mavenProc struct {
 	BaseURL string // http://localhost:PORT, the origin the browser uses
 	config  string
 	env     []string
-	log     *daemonLog
-	cmd     *exec.Cmd
-	done    chan error // the exit of cmd
+	log     *daemontest.Log // every run's output, stdout and stderr interleaved
+	proc    *daemontest.Daemon
 }
 
-var (
-	listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
-	// A slog text value with '=' in it is quoted, so a link ends at a quote or a blank.
-	setupLinkRE = regexp.MustCompile(`https?://[^\s"]+/setup[^\s"]*`)
-)
+// A slog text value with '=' in it is quoted, so a link ends at a quote or a blank.
+var setupLinkRE = regexp.MustCompile(`https?://[^\s"]+/setup[^\s"]*`)
 
 // startMaven starts `maven serve` on a random port with a fresh data directory, waits until
 // /healthz answers 200, and stops it with SIGTERM when the test ends. On failure the test log
 // gets the daemon's whole output.
 func startMaven(t *testing.T, opts mavenOptions) *mavenProc {
 	t.Helper()
-	m := &mavenProc{t: t, Data: filepath.Join(t.TempDir(), "data"), env: opts.Env, log: newDaemonLog()}
+	m := &mavenProc{t: t, Data: filepath.Join(t.TempDir(), "data"), env: opts.Env, log: &daemontest.Log{}}
 	if opts.Config != "" {
 		m.config = filepath.Join(t.TempDir(), "maven.json")
 		if err := os.WriteFile(m.config, []byte(opts.Config), 0o600); err != nil {
@@ -120,7 +112,7 @@ func (m *mavenProc) Log() string { return m.log.String() }
 func (m *mavenProc) Restart() {
 	m.t.Helper()
 	m.stop()
-	m.log.append("--- restart ---")
+	m.log.Write([]byte("--- restart ---\n"))
 	m.start(m.Addr)
 }
 
@@ -128,7 +120,7 @@ func (m *mavenProc) Restart() {
 // up to setupLinkTimeout for one. Its host is what the daemon printed; use Rebase to open it.
 func (m *mavenProc) SetupLink() string {
 	m.t.Helper()
-	link, ok := m.log.waitSetupLink(setupLinkTimeout)
+	link, ok := m.log.Wait(setupLinkRE, setupLinkTimeout)
 	if !ok {
 		m.t.Fatalf("maven printed no setup link within %s:\n%s", setupLinkTimeout, m.log.String())
 	}
@@ -180,150 +172,22 @@ func (m *mavenProc) start(listen string) {
 	cmd := exec.Command(mavenBinary(t), args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = m.baseEnv()
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	proc, err := daemontest.StartLogged(cmd, m.Data, startTimeout, m.log)
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	m.cmd, m.done = cmd, done
-	go func() { done <- cmd.Wait(); pw.Close() }()
-
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			m.log.append(line)
-			if mm := listeningRE.FindStringSubmatch(line); mm != nil {
-				select {
-				case addr <- mm[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, pr) // a line over 1 MiB: keep the daemon from blocking on its pipe
-	}()
-
-	deadline := time.NewTimer(startTimeout)
-	defer deadline.Stop()
-	select {
-	case m.Addr = <-addr:
-	case err := <-done:
-		done <- err
-		t.Fatalf("maven exited before listening: %v\n%s", err, m.log.String())
-	case <-deadline.C:
-		t.Fatalf("maven logged no listening address within %s:\n%s", startTimeout, m.log.String())
-	}
-	_, port, err := net.SplitHostPort(m.Addr)
-	if err != nil {
-		t.Fatalf("listening addr %q: %v", m.Addr, err)
-	}
-	m.BaseURL = "http://localhost:" + port
-
-	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := client.Get("http://" + m.Addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				client.CloseIdleConnections()
-				return
-			}
-		}
-		select {
-		case <-tick.C:
-		case err := <-done:
-			done <- err
-			t.Fatalf("maven exited before /healthz answered: %v\n%s", err, m.log.String())
-		case <-deadline.C:
-			t.Fatalf("/healthz not 200 within %s (last: %v):\n%s", startTimeout, describe(resp, err), m.log.String())
-		}
-	}
-}
-
-func describe(resp *http.Response, err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return resp.Status
+	m.proc, m.Addr, m.BaseURL = proc, proc.Addr, proc.Origin()
 }
 
 // stop sends SIGTERM and waits for a clean exit; it does nothing if the daemon is not running.
 func (m *mavenProc) stop() {
-	t := m.t
-	t.Helper()
-	if m.cmd == nil {
+	m.t.Helper()
+	if m.proc == nil {
 		return
 	}
-	cmd, done := m.cmd, m.done
-	m.cmd = nil
-	select {
-	case err := <-done:
-		t.Errorf("maven had already exited: %v", err)
-		return
-	default:
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Errorf("SIGTERM maven: %v", err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("maven exit after SIGTERM: %v", err)
-		}
-	case <-time.After(stopTimeout):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("maven did not exit within %s of SIGTERM", stopTimeout)
-	}
-}
-
-// daemonLog keeps a daemon's output and notices setup links in it.
-type daemonLog struct {
-	mu      sync.Mutex
-	b       strings.Builder
-	link    string
-	changed chan struct{} // closed and replaced on every line
-}
-
-func newDaemonLog() *daemonLog { return &daemonLog{changed: make(chan struct{})} }
-
-func (l *daemonLog) append(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(line)
-	l.b.WriteByte('\n')
-	if link := setupLinkRE.FindString(line); link != "" {
-		l.link = link
-	}
-	close(l.changed)
-	l.changed = make(chan struct{})
-}
-
-func (l *daemonLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *daemonLog) waitSetupLink(timeout time.Duration) (string, bool) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		l.mu.Lock()
-		link, changed := l.link, l.changed
-		l.mu.Unlock()
-		if link != "" {
-			return link, true
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return "", false
-		}
+	proc := m.proc
+	m.proc = nil
+	if err := proc.Stop(stopTimeout); err != nil {
+		m.t.Errorf("%v", err)
 	}
 }

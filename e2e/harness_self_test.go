@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"maven/internal/daemontest"
 )
 
 // TestSetupLinkInLog checks that the harness finds the setup link however the daemon prints it.
@@ -19,9 +21,9 @@ func TestSetupLinkInLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newDaemonLog()
-			l.append(tt.line)
-			got, _ := l.waitSetupLink(0)
+			l := &daemontest.Log{}
+			l.Write([]byte(tt.line + "\n"))
+			got, _ := l.Wait(setupLinkRE, 0)
 			if got != tt.want {
 				t.Errorf("link = %q, want %q", got, tt.want)
 			}
@@ -29,10 +31,10 @@ func TestSetupLinkInLog(t *testing.T) {
 	}
 
 	t.Run("waits for a later line", func(t *testing.T) {
-		l := newDaemonLog()
-		go l.append(`msg="setup link" url="http://localhost:1/setup?token=x"`)
-		if got, ok := l.waitSetupLink(5 * time.Second); !ok || got != "http://localhost:1/setup?token=x" {
-			t.Errorf("waitSetupLink = %q, %v", got, ok)
+		l := &daemontest.Log{}
+		go l.Write([]byte(`msg="setup link" url="http://localhost:1/setup?token=x"` + "\n"))
+		if got, ok := l.Wait(setupLinkRE, 5*time.Second); !ok || got != "http://localhost:1/setup?token=x" {
+			t.Errorf("Wait = %q, %v", got, ok)
 		}
 	})
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"maven/internal/testenv"
+
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -68,8 +70,5 @@ func requireE2E(t *testing.T, err error) {
 	if err == nil {
 		return
 	}
-	if os.Getenv("MAVEN_REQUIRE_E2E") == "1" {
-		t.Fatalf("e2e setup: %v", err)
-	}
-	t.Skipf("e2e setup: %v (run scripts/test once to install it; MAVEN_REQUIRE_E2E=1 fails instead of skipping)", err)
+	testenv.Missing(t, testenv.RequireE2E, "run scripts/test once to install it", "e2e setup: "+err.Error())
 }

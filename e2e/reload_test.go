@@ -28,7 +28,7 @@ func TestReloadShowsOnTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := strings.Count(m.Log(), "SIGHUP: reloading")
-		if err := m.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		if err := m.proc.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, pollTimeout, "the reload to end", func() bool {

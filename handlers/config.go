@@ -11,7 +11,8 @@ func (s *server) configNotes() *views.ConfigNotes {
 	if s.configProblems == nil {
 		return nil
 	}
-	notes := &views.ConfigNotes{Path: s.config.Path, Problems: configProblems(s.configProblems.List())}
+	path, _ := s.configSource()
+	notes := &views.ConfigNotes{Path: path, Problems: configProblems(s.configProblems.List())}
 	if r, ok := s.configProblems.Refused(); ok {
 		notes.Path = r.File
 		notes.Refused = &views.ConfigRefusal{At: timeOf(r.At), Errors: configProblems(r.Errors)}

@@ -110,4 +110,10 @@ func TestEmptyToolsNamesTheConfig(t *testing.T) {
 			t.Errorf("empty /tools lacks %q:\n%s", want, body)
 		}
 	}
+	// A reload read the file since: the page follows it.
+	f.configLoaded.Store(true)
+	body = b.get("/tools").Body.String()
+	if !strings.Contains(body, "Maven read its config from <code>/etc/maven/maven.json</code>") {
+		t.Errorf("after a reload read the file, /tools says:\n%s", body)
+	}
 }

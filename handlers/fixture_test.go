@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,6 +134,8 @@ type fixture struct {
 	tls bool // the daemon is reached over HTTPS: Secure __Host- cookies (set before boot)
 	// problems are the config's problems and the last reload's refusal, as /tools shows them.
 	problems *config.Problems
+	// configLoaded is what the config source says: the running config came from its file.
+	configLoaded atomic.Bool
 }
 
 // The tokens of the fixture's voice webhook and metrics.
@@ -300,8 +303,8 @@ func (f *fixture) boot() {
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).
 		TrustedProxies: []netip.Prefix{trustedProxy},
-		// No such file: the defaults run.
-		ConfigPath:     "/etc/maven/maven.json",
+		// No such file, unless a test says it was read: the defaults run.
+		ConfigSource:   func() (string, bool) { return "/etc/maven/maven.json", f.configLoaded.Load() },
 		SecretUsers:    config.Config{MCPServers: f.mcpServers}.SecretUsers,
 		ConfigProblems: f.problems,
 	})

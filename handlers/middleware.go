@@ -42,6 +42,18 @@ func noStore(next http.Handler) http.Handler {
 	})
 }
 
+// carriesKeys marks a route whose request body carries key material (a recovery code, a
+// passkey's PRF output): its connection is closed once it is answered. A keep-alive connection
+// would keep the request in its read buffer for as long as the browser keeps the connection
+// open, lock or no lock. (Over HTTP/2 the header means nothing, and the frames stay with the
+// connection.)
+func carriesKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		next.ServeHTTP(w, r)
+	})
+}
+
 // crossOrigin refuses unsafe requests (POST, …) that a browser marks as coming from another
 // site, or whose Origin does not match Host (net/http.CrossOriginProtection). origins are the
 // configured WebAuthn origins, trusted in case a proxy rewrites Host.

@@ -129,10 +129,10 @@ type Deps struct {
 	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For / X-Forwarded-Proto
 	// headers are believed; from anyone else those headers are ignored.
 	TrustedProxies []netip.Prefix
-	// ConfigPath is the config file the daemon read, or would read (ConfigLoaded false: it does
-	// not exist and the defaults run); an empty /tools names it.
-	ConfigPath   string
-	ConfigLoaded bool
+	// ConfigSource returns the config file the daemon reads, and whether the config running
+	// came from it (false: it does not exist and the defaults run), as of now: a reload changes
+	// it. An empty /tools names it. Nil names none.
+	ConfigSource func() (path string, loaded bool)
 	// SecretUsers maps each secret the running config refers to onto the servers that use it
 	// (config.Config.SecretUsers), as of now: a reload changes it. /secrets lists them, and
 	// which are missing. Nil: none.
@@ -167,8 +167,9 @@ type server struct {
 	views    *views.Templates
 	assets   *Assets
 	now      func() time.Time
-	config   views.ConfigInfo
-	origins  []string
+	// configSource: the config file and whether the running config came from it, as of now.
+	configSource func() (path string, loaded bool)
+	origins      []string
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
@@ -191,7 +192,8 @@ type server struct {
 //	            removing a passkey, setting or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
-// ceremony begins and recovery codes are rate-limited per source address.
+// ceremony begins and recovery codes are rate-limited per source address. The connection of a
+// request that carries key material (a recovery code, PRF output) closes once it is answered.
 func Routes(d Deps) (http.Handler, error) {
 	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
 		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")
@@ -200,8 +202,11 @@ func Routes(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth, guides: d.Guides, phrases: d.Phrases,
 		activity: d.Activity, views: d.Views, assets: d.Assets, now: d.Now,
-		config: views.ConfigInfo{Path: d.ConfigPath, Loaded: d.ConfigLoaded}, origins: d.Origins,
+		configSource: d.ConfigSource, origins: d.Origins,
 		secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
+	}
+	if s.configSource == nil {
+		s.configSource = func() (string, bool) { return "", false }
 	}
 	if s.secretUsers == nil {
 		s.secretUsers = func() map[string][]string { return nil }
@@ -258,11 +263,11 @@ func Routes(d Deps) (http.Handler, error) {
 		anonymous := s.limitBySource(s.ceremoniesBySource)
 		r.Get("/unlock", s.handle(s.unlockPage))
 		r.With(anonymous).Post("/unlock/begin", s.handle(s.unlockBeginPost))
-		r.Post("/unlock/finish", s.handle(s.unlockFinishPost))
-		r.Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
+		r.With(carriesKeys).Post("/unlock/finish", s.handle(s.unlockFinishPost))
+		r.With(carriesKeys).Post("/unlock/recovery", s.handle(s.unlockRecoveryPost))
 		r.Get("/setup", s.handle(s.setupPage))
 		r.With(anonymous).Post("/setup/begin", s.handle(s.setupBeginPost))
-		r.Post("/setup/finish", s.handle(s.setupFinishPost))
+		r.With(carriesKeys).Post("/setup/finish", s.handle(s.setupFinishPost))
 		r.Post("/logout", s.handle(s.logoutPost))
 		// Authorization servers fetch who Maven is as a client (an https origin's client ID).
 		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
@@ -286,10 +291,10 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Post("/step-up/begin", s.handle(s.stepUpBeginPost))
 				r.Post("/step-up/finish", s.handle(s.stepUpFinishPost))
 				r.Get("/passkeys", s.handle(s.passkeysPage))
-				r.Post("/passkeys/add/finish", s.handle(s.passkeyAddFinishPost))
+				r.With(carriesKeys).Post("/passkeys/add/finish", s.handle(s.passkeyAddFinishPost))
 				r.Post("/passkeys/{id}/rename", s.handle(s.passkeyRenamePost))
 				r.Post("/passkeys/{id}/enroll/begin", s.handle(s.enrollBeginPost))
-				r.Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
+				r.With(carriesKeys).Post("/passkeys/enroll/finish", s.handle(s.enrollFinishPost))
 				r.Get("/secrets", s.handle(s.secretsPage))
 				// Where the authorization server sends the owner back after a sign-in.
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))

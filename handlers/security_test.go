@@ -122,3 +122,34 @@ func TestCookiesOverTLS(t *testing.T) {
 		t.Fatalf("after sign-in: session cookie %+v, ceremony cookie %+v", c, b.cookies["__Host-maven-ceremony"])
 	}
 }
+
+// TestKeyBearingRoutesCloseTheirConnection: the answer to every request whose body carries key
+// material (a recovery code, a passkey's PRF output) closes its connection, whatever the
+// handler makes of the body; other requests keep theirs.
+func TestKeyBearingRoutesCloseTheirConnection(t *testing.T) {
+	f := newFixture(t)
+	b := f.signUp(authtest.New(testOrigin))
+	tests := []struct {
+		path  string
+		close bool
+	}{
+		{"/unlock/finish", true},
+		{"/unlock/recovery", true},
+		{"/setup/finish", true},
+		{"/passkeys/add/finish", true},
+		{"/passkeys/enroll/finish", true},
+		{"/login/finish", false},
+		{"/step-up/finish", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			rec := b.postJSON(tt.path, map[string]any{"code": "not-a-code"}, nil)
+			if rec.Code == http.StatusNotFound || rec.Code == http.StatusMethodNotAllowed {
+				t.Fatalf("POST %s: %d: no such route", tt.path, rec.Code)
+			}
+			if got := rec.Header().Get("Connection") == "close"; got != tt.close {
+				t.Errorf("POST %s (%d): Connection %q, want close %v", tt.path, rec.Code, rec.Header().Get("Connection"), tt.close)
+			}
+		})
+	}
+}

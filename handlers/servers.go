@@ -191,13 +191,26 @@ func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 		}
 	case mcp.StateLocked:
 		row.Open = true
-		if s.vault.Locked() {
-			row.Action, row.ActionURL, row.ActionLabel = "It needs a secret, which stays sealed until you unlock Maven.", "/unlock", "Unlock"
-		} else {
-			row.Action, row.ActionURL, row.ActionLabel = "It needs a secret that is not set.", "/secrets", "Set it on Secrets"
-		}
+		row.Action, row.ActionURL, row.ActionLabel = lockedAction(st, s.vault.Locked())
 	}
 	return row
+}
+
+// lockedAction says what a locked server waits for, and where the owner gives it: its secrets,
+// its sealed OAuth sign-in, or both.
+func lockedAction(st mcp.ServerStatus, vaultLocked bool) (action, url, label string) {
+	switch {
+	case vaultLocked && st.SignInSealed && st.UsesSecrets:
+		return "It needs a secret and its sign-in, which stay sealed until you unlock Maven.", "/unlock", "Unlock"
+	case vaultLocked && st.SignInSealed:
+		return "Its sign-in stays sealed until you unlock Maven.", "/unlock", "Unlock"
+	case vaultLocked:
+		return "It needs a secret, which stays sealed until you unlock Maven.", "/unlock", "Unlock"
+	case st.SignInSealed && !st.UsesSecrets:
+		// Unlocked a moment ago: the supervisor opens the sign-in on its own.
+		return "Maven is unlocked; it opens its sealed sign-in now.", "", ""
+	}
+	return "It needs a secret that is not set.", "/secrets", "Set it on Secrets"
 }
 
 // signInView is what the card shows of a server that waits for a sign-in, with its Sign in

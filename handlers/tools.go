@@ -169,7 +169,8 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		list.Empty = fmt.Sprintf("No tool is %s.", strings.ToLower(stateLabel(view.state)))
 	default:
 		list.Empty = "No tools yet."
-		start := s.config
+		start := views.ConfigInfo{}
+		start.Path, start.Loaded = s.configSource()
 		if s.servers != nil {
 			start.Servers = len(s.servers.Status())
 		}

@@ -36,10 +36,12 @@ const (
 	ActionLocked      = "locked"
 	ActionUnlocked    = "unlocked"
 	ActionServerState = "server_state"
-	// A sign-in to an OAuth-protected MCP server: done, failed, and its refresh token refused.
-	ActionSignedIn     = "oauth_signed_in"
-	ActionSignInFailed = "oauth_sign_in_failed"
-	ActionTokenRevoked = "oauth_token_revoked"
+	// A sign-in to an OAuth-protected MCP server: done, failed, its refresh token refused, and
+	// its sealed credentials forgotten once the config no longer names the server.
+	ActionSignedIn        = "oauth_signed_in"
+	ActionSignInFailed    = "oauth_sign_in_failed"
+	ActionTokenRevoked    = "oauth_token_revoked"
+	ActionSignInForgotten = "oauth_forgotten"
 )
 
 // Filter selects a page of the feed. Zero fields select everything.

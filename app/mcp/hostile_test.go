@@ -32,6 +32,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp/mcptest"
 	"maven/db"
+	"maven/internal/testenv"
 )
 
 // hostileOptions are short timeouts, so that stalls cost the suite little time. RefreshGap is
@@ -873,7 +874,7 @@ func TestHostileWithPeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node beside a storm; skipped with -short")
 	}
-	node, script := peer(t, "mcp-server-everything")
+	node, script := testenv.NPMPeer(t, "mcp-server-everything")
 	hs := []hostileServer{
 		hostileOverHTTP(t, "storm", hostileScript{Storm: 5000}),
 		hostileOverStdio("stall", hostileScript{On: map[string]misbehaviour{"tools/list": answerHang}}),

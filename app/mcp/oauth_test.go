@@ -307,6 +307,12 @@ func TestTokensAreSealedSurviveARestartAndWaitForUnlock(t *testing.T) {
 	withToken, requests := fake.WithToken.Load(), fake.Requests.Load()
 	d = startDaemon(t, dbPath, servers())
 	d.waitState(t, "tasks", mcp.StateLocked)
+	for _, st := range d.m.Status() {
+		// What the card says it waits for.
+		if st.Name == "tasks" && (!st.SignInSealed || st.UsesSecrets) {
+			t.Errorf("locked status: sign-in sealed %v, uses secrets %v; want true, false", st.SignInSealed, st.UsesSecrets)
+		}
+	}
 	tk.waitDials(t, 20)
 	if fake.Requests.Load() != requests || fake.WithToken.Load() != withToken {
 		t.Fatalf("while locked the server got %d requests, %d with a token; want none",
@@ -404,5 +410,44 @@ func TestARevokedRefreshTokenNeedsASignInAndWithdrawsNothing(t *testing.T) {
 	d.waitState(t, "tasks", mcp.StateConnected)
 	if got := d.states(t, "tasks"); !slices.Equal(got, []allowlist.State{allowlist.StateEnabled}) {
 		t.Fatalf("rows %v after signing in again", got)
+	}
+}
+
+// TestSignInsReuseTheRegisteredClient: the client Maven registered at the first sign-in is
+// sealed and reused by the next sign-in to the same authorization server; once the
+// authorization server forgets it (the sign-in never comes back), the next sign-in registers
+// again.
+func TestSignInsReuseTheRegisteredClient(t *testing.T) {
+	ctx := context.Background()
+	fake := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}})
+	key := newPasskey(t)
+	if _, err := d.gate.Enroll(ctx, key.id, key.input, key.output); err != nil {
+		t.Fatal(err)
+	}
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+
+	fake.Revoke()
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+	if n := fake.Registrations.Load(); n != 1 {
+		t.Fatalf("%d registrations after two sign-ins: want the first client reused", n)
+	}
+
+	fake.ForgetClients()
+	fake.Revoke()
+	st := d.waitState(t, "tasks", mcp.StateNeedsAuth)
+	authURL, err := d.m.SignIn(ctx, "tasks", oauth.Digest("tasks", st.AuthServer, st.AuthScopes), "owner-session", browserOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oauthtest.Authorize(ctx, authURL); err == nil {
+		t.Fatal("the authorization server sent back a client it forgot")
+	}
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+	if n := fake.Registrations.Load(); n != 2 {
+		t.Fatalf("%d registrations: want one more once the authorization server forgot the first", n)
 	}
 }

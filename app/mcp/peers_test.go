@@ -20,56 +20,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/config"
+	"maven/internal/testenv"
 )
 
 // peerEverythingTools is how many tools server-everything 2026.8.31 lists to Maven, which
 // declares form elicitation and nothing else: the 13 it lists to a client without capabilities,
 // and trigger-elicitation-request.
 const peerEverythingTools = 14
-
-// peer returns the node binary and the path of an npm server's bin script, or skips.
-func peer(t *testing.T, bin string) (node, script string) {
-	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("MAVEN_REQUIRE_PEERS") == "1" {
-			t.Fatalf("%s (MAVEN_REQUIRE_PEERS=1)", msg)
-		}
-		t.Skipf("%s; run `npm ci` at the module root, or set MAVEN_REQUIRE_PEERS=1 to fail instead", msg)
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		missing("module root: %v", err)
-	}
-	script = filepath.Join(root, "node_modules", ".bin", bin)
-	if _, err := os.Stat(script); err != nil {
-		missing("%s is not installed", script)
-	}
-	node, err = exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
-	return node, script
-}
-
-// moduleRoot walks up from the working directory to the directory holding go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // peerOptions leave a real server the time a loaded CI machine may need.
 func peerOptions() ManagerOptions {
@@ -130,7 +87,7 @@ func checkEverything(t *testing.T, m *Manager, rec *fakeReconciler, started time
 }
 
 func TestPeerEverythingStdio(t *testing.T) {
-	node, script := peer(t, "mcp-server-everything")
+	node, script := testenv.NPMPeer(t, "mcp-server-everything")
 	rec := newFakeReconciler()
 	started := time.Now()
 	m := startManager(t, map[string]config.Server{
@@ -193,7 +150,7 @@ func spawnPeer(t *testing.T, node, script, mode string) (port int, stop func()) 
 }
 
 func TestPeerEverythingStreamableHTTP(t *testing.T) {
-	node, script := peer(t, "mcp-server-everything")
+	node, script := testenv.NPMPeer(t, "mcp-server-everything")
 	port, stop := spawnPeer(t, node, script, "streamableHttp")
 	rec := newFakeReconciler()
 	started := time.Now()
@@ -223,7 +180,7 @@ func TestPeerEverythingStreamableHTTP(t *testing.T) {
 }
 
 func TestPeerEverythingSSE(t *testing.T) {
-	node, script := peer(t, "mcp-server-everything")
+	node, script := testenv.NPMPeer(t, "mcp-server-everything")
 	port, _ := spawnPeer(t, node, script, "sse")
 	for _, c := range []struct {
 		name    string
@@ -248,7 +205,7 @@ func TestPeerEverythingSSE(t *testing.T) {
 }
 
 func TestPeerMemoryStdio(t *testing.T) {
-	node, script := peer(t, "mcp-server-memory")
+	node, script := testenv.NPMPeer(t, "mcp-server-memory")
 	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
 	rec := newFakeReconciler()
 	started := time.Now()
@@ -282,7 +239,7 @@ func TestPeerMemoryStdio(t *testing.T) {
 }
 
 func TestPeerFilesystemStdio(t *testing.T) {
-	node, script := peer(t, "mcp-server-filesystem")
+	node, script := testenv.NPMPeer(t, "mcp-server-filesystem")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte("remember the milk"), 0o644); err != nil {
 		t.Fatal(err)
@@ -309,7 +266,7 @@ func TestPeerFilesystemStdio(t *testing.T) {
 // server-everything's trigger-elicitation-request asks, over stdio in the 2025 era, for a form
 // of many fields: the question reaches the elicitor of the call, and the server hears its answer.
 func TestPeerEverythingElicitation(t *testing.T) {
-	node, script := peer(t, "mcp-server-everything")
+	node, script := testenv.NPMPeer(t, "mcp-server-everything")
 	rec := newFakeReconciler()
 	m := startManager(t, map[string]config.Server{
 		"e": {Type: config.TransportStdio, Command: node, Args: []string{script, "stdio"}},

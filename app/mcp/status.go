@@ -41,4 +41,8 @@ type ServerStatus struct {
 	// for: the authorization server and the scopes Maven would request (space-separated).
 	AuthServer string `json:"auth_server,omitempty"`
 	AuthScopes string `json:"auth_scopes,omitempty"`
+	// UsesSecrets and SignInSealed say what a locked server waits for: secrets its config
+	// refers to, an OAuth sign-in sealed in the vault, or both.
+	UsesSecrets  bool `json:"uses_secrets,omitempty"`
+	SignInSealed bool `json:"sign_in_sealed,omitempty"`
 }

@@ -264,8 +264,10 @@ func (s *supervisor) setEndSession(end context.CancelFunc) {
 // snapshot returns the server's status.
 func (s *supervisor) snapshot() ServerStatus {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st
+	st := s.st
+	s.mu.Unlock()
+	st.UsesSecrets, st.SignInSealed = s.needsSecrets, s.sealedAuth.Load()
+	return st
 }
 
 // current returns the live session, its context, the channel closed when its connection ends,

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,11 +25,13 @@ import (
 )
 
 // Vault seals each server's credentials; vault.Gate implements it. OpenOAuth fails with
-// vault.ErrNotFound when none are sealed and vault.ErrLocked while they cannot be read.
+// vault.ErrNotFound when none are sealed and vault.ErrLocked while they cannot be read;
+// OAuthServers and DeleteOAuth work while locked.
 type Vault interface {
 	SealOAuth(ctx context.Context, server string, value []byte) error
 	OpenOAuth(ctx context.Context, server string) ([]byte, error)
 	DeleteOAuth(ctx context.Context, server string) error
+	OAuthServers(ctx context.Context) ([]string, error)
 }
 
 // Recorder appends to the activity feed; activity.Log implements it.
@@ -49,6 +52,10 @@ type Credentials struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// Token is nil once it was refused or revoked: the registered client is kept.
 	Token *oauth2.Token `json:"token,omitempty"`
+	// Registered is set when Maven registered the client itself (dynamic client registration)
+	// with the callbacks Redirects: a later sign-in at the same issuer reuses it.
+	Registered bool     `json:"registered,omitempty"`
+	Redirects  []string `json:"redirects,omitempty"`
 }
 
 // config is the oauth2 configuration that refreshes the credentials' token.
@@ -94,6 +101,7 @@ type Service struct {
 	opts   Options
 	logger *slog.Logger
 	flows  *flows
+	stale  staleClients
 }
 
 // New returns a Service over v that records sign-ins in rec (nil records nothing).
@@ -211,3 +219,28 @@ func errorText(err error) string {
 
 // isNotFound reports whether err says no credentials are sealed.
 func isNotFound(err error) bool { return errors.Is(err, vault.ErrNotFound) }
+
+// ForgetRemoved deletes the sealed credentials (tokens and registered client) of every server
+// not among configured, recording each in the activity feed, and returns those servers. It
+// works while locked: a server taken out of the config leaves no sign-in behind, and one put
+// back asks for a sign-in again.
+func (s *Service) ForgetRemoved(ctx context.Context, configured []string) ([]string, error) {
+	sealed, err := s.vault.OAuthServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var forgotten []string
+	for _, server := range sealed {
+		if slices.Contains(configured, server) {
+			continue
+		}
+		if err := s.vault.DeleteOAuth(ctx, server); err != nil {
+			return forgotten, err
+		}
+		s.stale.set(server, false)
+		forgotten = append(forgotten, server)
+		s.logger.Info("oauth: the config no longer names this server: its sealed sign-in is forgotten", "server", server)
+		s.record("config", activity.ActionSignInForgotten, server, nil)
+	}
+	return forgotten, nil
+}

@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -58,6 +59,12 @@ func (v *memVault) DeleteOAuth(_ context.Context, server string) error {
 	defer v.mu.Unlock()
 	delete(v.m, server)
 	return nil
+}
+
+func (v *memVault) OAuthServers(context.Context) ([]string, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Sorted(maps.Keys(v.m)), nil
 }
 
 // feed records activity events.

@@ -98,7 +98,11 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 		cfg *oauth2.Config
 		tok *oauth2.Token
 	}
-	h, err := auth.NewAuthorizationCodeHandler(s.handlerConfig(in, func(c *oauth2.Config, t *oauth2.Token) {
+	reuse, redirects := s.registered(ctx, in)
+	if reuse == nil {
+		redirects = s.callbacks()
+	}
+	h, err := auth.NewAuthorizationCodeHandler(s.handlerConfig(in, reuse, redirects, func(c *oauth2.Config, t *oauth2.Token) {
 		got.cfg, got.tok = c, t
 	}, s.fetcher(in.Need, f, opened)))
 	if err != nil {
@@ -109,7 +113,9 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 		defer cancel()
 		err := authorize(flowCtx, h, in)
 		if err == nil {
-			err = s.seal(in, got.cfg, got.tok)
+			err = s.seal(in, got.cfg, got.tok, redirects)
+		} else if clientRefused(err) {
+			s.stale.set(in.Server, true)
 		}
 		s.finish(in, err)
 		f.outcome <- err
@@ -139,15 +145,20 @@ func authorize(ctx context.Context, h *auth.AuthorizationCodeHandler, in SignIn)
 	return h.Authorize(ctx, req, resp)
 }
 
-// handlerConfig is go-sdk's configuration of one sign-in: the client registrations Maven can
-// use, in go-sdk's order (its metadata document where the browser's origin is https, the
-// configured client, dynamic registration with a callback on every origin), refresh tokens
-// asked for, and exactly the approved scopes.
-func (s *Service) handlerConfig(in SignIn, keep func(*oauth2.Config, *oauth2.Token), fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
+// callbacks are Maven's redirect URIs, one on each origin.
+func (s *Service) callbacks() []string {
 	redirects := make([]string, 0, len(s.opts.Origins))
 	for _, o := range s.opts.Origins {
 		redirects = append(redirects, o+CallbackPath)
 	}
+	return redirects
+}
+
+// handlerConfig is go-sdk's configuration of one sign-in: the client registrations Maven can
+// use, in go-sdk's order (its metadata document where the browser's origin is https, the
+// configured client or else the one Maven registered before (reuse), dynamic registration with
+// the callbacks redirects), refresh tokens asked for, and exactly the approved scopes.
+func (s *Service) handlerConfig(in SignIn, reuse *oauthex.ClientCredentials, redirects []string, keep func(*oauth2.Config, *oauth2.Token), fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              in.Origin + CallbackPath,
 		AuthorizationCodeFetcher: fetch,
@@ -171,6 +182,8 @@ func (s *Service) handlerConfig(in SignIn, keep func(*oauth2.Config, *oauth2.Tok
 		if c.ClientSecret != "" {
 			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}
 		}
+	} else if reuse != nil {
+		cfg.PreregisteredClient = reuse
 	}
 	return cfg
 }
@@ -192,6 +205,8 @@ func (s *Service) fetcher(need Need, f *flow, opened chan<- string) auth.Authori
 		opened <- args.URL
 		select {
 		case a := <-f.answer:
+			// The authorization server knew the client well enough to send the browser back.
+			s.stale.set(f.server, false)
 			if a.errCode != "" {
 				return nil, fmt.Errorf("%w: %s %s", ErrRefused, a.errCode, a.errText)
 			}
@@ -234,8 +249,9 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Compact(x), slices.Compact(y))
 }
 
-// seal keeps what the sign-in got: the client go-sdk used and the token.
-func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token) error {
+// seal keeps what the sign-in got: the client go-sdk used, whether Maven registered it (with
+// the callbacks redirects), and the token.
+func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token, redirects []string) error {
 	if c == nil || t == nil {
 		return errors.New("the sign-in returned no token")
 	}
@@ -246,6 +262,9 @@ func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token) error {
 	creds := Credentials{Issuer: in.Need.Issuer, Resource: in.Need.Resource, ClientID: c.ClientID,
 		ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle,
 		Scopes: scopes, Token: t}
+	if c.ClientID != s.metadataDocumentURL() && (in.Configured == nil || c.ClientID != in.Configured.ClientID) {
+		creds.Registered, creds.Redirects = true, redirects
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), sealTimeout)
 	defer cancel()
 	if err := s.save(ctx, in.Server, creds); err != nil {

@@ -116,6 +116,9 @@ func (t *sealingSource) Token() (*oauth2.Token, error) {
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && refused(re):
+		if clientRefused(err) {
+			t.sess.svc.stale.set(t.sess.server, true)
+		}
 		t.revoked = true
 		t.sess.revoke()
 		return nil, errRevoked

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // oauthPrefix names a server's sealed OAuth credentials (its tokens and the client Maven
@@ -42,6 +43,22 @@ func (v *Vault) DeleteOAuth(ctx context.Context, server string) error {
 	return nil
 }
 
+// OAuthServers lists the servers whose OAuth credentials are sealed, sorted. It reads only
+// their names, so it works while locked.
+func (v *Vault) OAuthServers(ctx context.Context) ([]string, error) {
+	stored, err := v.store.SecretNames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list oauth credentials: %w", err)
+	}
+	var servers []string
+	for _, n := range stored {
+		if server, ok := strings.CutPrefix(n, oauthPrefix); ok {
+			servers = append(servers, server)
+		}
+	}
+	return servers, nil
+}
+
 // SealOAuth seals the OAuth credentials of server; see Vault.SealOAuth. ErrLocked too while no
 // vault exists: a token is never kept unsealed.
 func (g *Gate) SealOAuth(ctx context.Context, server string, value []byte) error {
@@ -63,4 +80,9 @@ func (g *Gate) OpenOAuth(ctx context.Context, server string) ([]byte, error) {
 // DeleteOAuth forgets the OAuth credentials of server; see Vault.DeleteOAuth.
 func (g *Gate) DeleteOAuth(ctx context.Context, server string) error {
 	return g.v.DeleteOAuth(ctx, server)
+}
+
+// OAuthServers lists the servers whose OAuth credentials are sealed; see Vault.OAuthServers.
+func (g *Gate) OAuthServers(ctx context.Context) ([]string, error) {
+	return g.v.OAuthServers(ctx)
 }

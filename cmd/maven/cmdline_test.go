@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"maven/internal/daemontest"
+	"maven/internal/testenv"
 )
 
 // TestSecretNeverOnACommandLine is issue 10 item 3 against the real binary: a config that puts
@@ -22,7 +23,7 @@ import (
 // stdio server it does start, with the secret in its env, shows no secret in /proc/PID/cmdline
 // to another user.
 func TestSecretNeverOnACommandLine(t *testing.T) {
-	node, memoryServer := npmPeer(t, "mcp-server-memory")
+	node, memoryServer := testenv.NPMPeer(t, "mcp-server-memory")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "maven.json")
@@ -115,24 +116,4 @@ func readAs(t *testing.T, path string) string {
 		return ""
 	}
 	return strings.ReplaceAll(out.String(), "\x00", " ")
-}
-
-// npmPeer returns node and the bin script of a pinned npm MCP server, or skips (fails with
-// MAVEN_REQUIRE_PEERS=1) when `npm ci` has not been run.
-func npmPeer(t *testing.T, bin string) (node, script string) {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "..", "node_modules", ".bin", bin))
-	if err == nil {
-		_, err = os.Stat(script)
-	}
-	if err == nil {
-		node, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("MAVEN_REQUIRE_PEERS") == "1" {
-			t.Fatalf("npm peer %s: %v (MAVEN_REQUIRE_PEERS=1)", bin, err)
-		}
-		t.Skipf("npm peer %s: %v; run `npm ci` at the module root", bin, err)
-	}
-	return node, script
 }

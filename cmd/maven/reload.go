@@ -16,6 +16,7 @@ import (
 	"maven/app/config"
 	"maven/app/ipc"
 	"maven/app/mcp"
+	"maven/app/oauth"
 	"maven/app/reveal"
 )
 
@@ -28,12 +29,15 @@ type reloader struct {
 	flags    serveFlags
 	file     string // the config file, absolute
 	getenv   func(string) string
-	tools    *allowlist.Service
+	configs  *configSync
 	servers  *mcp.Manager
 	forget   func(server string) // drops what discovery remembers of a server's last list
 	problems *config.Problems
 	log      *slog.Logger
 	now      func() time.Time
+
+	// loaded is set while the running config came from the file, not the defaults.
+	loaded atomic.Bool
 
 	mu sync.Mutex // held for a whole reload
 	// running is the config the daemon runs: as read at start (before the listen address was
@@ -44,15 +48,20 @@ type reloader struct {
 // newReloader returns the reloader of a daemon that started with the config started, read from
 // a file (fromFile) or the defaults. Once started from a file, a file gone missing is an error to
 // refuse, not the defaults: an editor's mishap must not withdraw every server's rows.
-func newReloader(flags serveFlags, getenv func(string) string, started config.Config, fromFile bool, tools *allowlist.Service,
-	servers *mcp.Manager, forget func(string), problems *config.Problems, logger *slog.Logger) *reloader {
+func newReloader(flags serveFlags, getenv func(string) string, started config.Config, fromFile bool, configs *configSync,
+	servers *mcp.Manager, forget func(string)) *reloader {
 	flags.configExplicit = flags.configExplicit || fromFile
 	file, _ := configSource(flags)
-	r := &reloader{flags: flags, file: file, getenv: getenv, tools: tools, servers: servers, forget: forget,
-		problems: problems, log: logger, now: time.Now}
+	r := &reloader{flags: flags, file: file, getenv: getenv, configs: configs, servers: servers, forget: forget,
+		problems: configs.problems, log: configs.log, now: time.Now}
 	r.running.Store(&started)
+	r.loaded.Store(fromFile)
 	return r
 }
+
+// source returns the config file and whether the running config came from it, as of the last
+// reload applied.
+func (r *reloader) source() (path string, loaded bool) { return r.file, r.loaded.Load() }
 
 // config returns the config the daemon runs.
 func (r *reloader) config() config.Config { return *r.running.Load() }
@@ -102,7 +111,8 @@ func (r *reloader) reload(ctx context.Context) (reloadResult, error) {
 	// The servers run as applied whatever follows; a failure below is retried by the next
 	// reload, which syncs everything again.
 	r.running.Store(&applied)
-	if err := syncConfig(ctx, r.tools, applied, fromFile, r.problems, r.log); err != nil {
+	r.loaded.Store(fromFile)
+	if err := r.configs.apply(ctx, applied, fromFile); err != nil {
 		return reloadResult{}, err
 	}
 	// From now on a file gone missing is refused, as if it had been read at start.
@@ -151,13 +161,23 @@ func (r *reloader) ipcReload(ctx context.Context, params json.RawMessage) (any, 
 	return r.reload(ctx)
 }
 
-// syncConfig brings the allowlist in line with cfg: its local commands are proposed (and those
-// it dropped withdrawn), and, when cfg was read from a file, the rows of MCP servers it no longer
-// names are withdrawn; the defaults, which run when there is no file, remove nothing. It records
+// configSync brings what the daemon keeps in line with a config, at start and on each reload.
+type configSync struct {
+	tools    *allowlist.Service
+	signIns  *oauth.Service
+	problems *config.Problems // the config's problems, as /tools and `status` show them
+	log      *slog.Logger
+}
+
+// apply brings the allowlist in line with cfg: its local commands are proposed (and those it
+// dropped withdrawn), and, when cfg was read from a file, the rows of MCP servers it no longer
+// names are withdrawn and their sealed OAuth sign-ins forgotten; the defaults, which run when
+// there is no file, remove nothing. Approvals of command lines are kept: they are per digest,
+// and a server put back with the same command line starts without asking again. It records
 // cfg's problems. At start it runs before any server is dialled; on a reload, after the removed
 // servers have stopped.
-func syncConfig(ctx context.Context, tools *allowlist.Service, cfg config.Config, fromFile bool, problems *config.Problems, logger *slog.Logger) error {
-	if err := syncConfigTools(ctx, tools, cfg, problems, logger); err != nil {
+func (c *configSync) apply(ctx context.Context, cfg config.Config, fromFile bool) error {
+	if err := syncConfigTools(ctx, c.tools, cfg, c.problems, c.log); err != nil {
 		return err
 	}
 	if !fromFile {
@@ -167,12 +187,15 @@ func syncConfig(ctx context.Context, tools *allowlist.Service, cfg config.Config
 	for name := range cfg.MCPServers {
 		servers = append(servers, name)
 	}
-	withdrawn, err := tools.WithdrawRemovedServers(ctx, servers)
+	withdrawn, err := c.tools.WithdrawRemovedServers(ctx, servers)
 	if err != nil {
 		return err
 	}
 	for _, name := range withdrawn {
-		logger.Info("the config no longer names this MCP server: its tools are withdrawn", "mcp_server", name)
+		c.log.Info("the config no longer names this MCP server: its tools are withdrawn", "mcp_server", name)
+	}
+	if _, err := c.signIns.ForgetRemoved(ctx, servers); err != nil {
+		return fmt.Errorf("forget the sign-ins of removed servers: %w", err)
 	}
 	return nil
 }

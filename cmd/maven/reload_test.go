@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"maven/app/allowlist"
+	"maven/app/auth/authtest"
 	"maven/app/mcp/mcptest"
 	"maven/internal/daemontest"
 )
@@ -465,4 +466,37 @@ func TestReloadOfAMissingFileIsRefused(t *testing.T) {
 	if st := statusJSON(t, data); st.ConfigRefused == nil || !strings.Contains(st.ConfigRefused.Errors[0].Msg, "cannot read") {
 		t.Errorf("status: %+v", st.ConfigRefused)
 	}
+}
+
+// TestStartCardFollowsReload: a daemon started on the defaults (no maven.json where it looks)
+// says so on an empty /tools; once the owner writes the file and reloads, the page says the
+// config came from it.
+func TestStartCardFollowsReload(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	d := runDaemon(t, daemontest.Command(mavenBinary(t), data, dir), data)
+	out, err := maven(t, data, "setup-link", "--json")
+	var link setupLinkResult
+	if err != nil || json.Unmarshal([]byte(out), &link) != nil {
+		t.Fatalf("setup-link: %v %s", err, out)
+	}
+	ctx := context.Background()
+	b := daemontest.NewBrowser(d.proc)
+	if _, err := b.Register(ctx, link.URL, authtest.New(d.proc.Origin()), "Phone"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "maven.json")
+	page := func(want string) {
+		t.Helper()
+		status, body, err := b.Do(ctx, "GET", "/tools", "", nil)
+		if err != nil || status != 200 || !strings.Contains(string(body), want) {
+			t.Fatalf("/tools: %d %v; want %q in:\n%s", status, err, want, body)
+		}
+	}
+	page("No config file was found at <code>" + cfg + "</code>")
+	writeFile(t, cfg, `{}`)
+	if out, err := maven(t, data, "reload"); err != nil {
+		t.Fatalf("reload: %v\n%s", err, out)
+	}
+	page("Maven read its config from <code>" + cfg + "</code>")
 }

@@ -92,10 +92,6 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	problems := &config.Problems{}
-	// The rows of servers the config no longer names are withdrawn before any server is dialled.
-	if err := syncConfig(ctx, tools, cfg, fromFile, problems, logger); err != nil {
-		return err
-	}
 	// MCP: one supervisor per configured server, started below under ctx; discovery only
 	// proposes rows. Nothing is dialled here.
 	reconciler := mcp.NewToolReconciler(tools, time.Now, logger)
@@ -130,12 +126,18 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	// tokens are sealed in the vault, and sign-ins recorded in the activity feed.
 	feed := activity.New(db.NewActivityStore(bdb), time.Now)
 	signIns := oauth.New(gate, feed, oauth.Options{Origins: cfg.Origins, Logger: logger})
+	// The rows and sign-ins of servers the config no longer names go before any server is
+	// dialled.
+	configs := &configSync{tools: tools, signIns: signIns, problems: problems, log: logger}
+	if err := configs.apply(ctx, cfg, fromFile); err != nil {
+		return err
+	}
 	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
 		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check, OAuth: signIns,
 	}, logger)
 	defer manager.Close()
 	executor := runner.New(tools, manager, runner.Options{})
-	reload := newReloader(flags, getenv, asRead, fromFile, tools, manager, reconciler.Forget, problems, logger)
+	reload := newReloader(flags, getenv, asRead, fromFile, configs, manager, reconciler.Forget)
 
 	// The vault (the gate, above): a daemon that has one starts locked, and nothing that needs a
 	// secret runs until the owner unlocks from /unlock. The gate is the one place that knows;
@@ -207,7 +209,6 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	configPath, configLoaded := configSource(flags)
 	routes, err := handlers.Routes(handlers.Deps{
 		Logger:         logger,
 		Vault:          gate,
@@ -232,8 +233,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		Origins:        cfg.Origins,
 		TLS:            tlsOn,
 		TrustedProxies: cfg.TrustedProxies,
-		ConfigPath:     configPath,
-		ConfigLoaded:   configLoaded,
+		ConfigSource:   reload.source,
 		SecretUsers:    reload.secretUsers,
 		ConfigProblems: problems,
 	})
@@ -241,7 +241,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           closeAfterKeys(routes),
+		Handler:           routes,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -361,24 +361,4 @@ func releaseAfterLock() {
 			}
 		})
 	}
-}
-
-// keyBearing are the requests whose body carries key material: a recovery code, a passkey's
-// PRF output (docs/design.md#http names these routes).
-var keyBearing = map[string]bool{
-	"/unlock/recovery": true, "/unlock/finish": true, "/setup/finish": true,
-	"/passkeys/add/finish": true, "/passkeys/enroll/finish": true,
-}
-
-// closeAfterKeys closes the connection of a request that carries key material once it is
-// answered: a keep-alive connection would keep the request in its read buffer for as long as
-// the browser keeps the connection open, lock or no lock. (Over HTTP/2 the header means
-// nothing, and the frames stay with the connection.)
-func closeAfterKeys(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && keyBearing[r.URL.Path] {
-			w.Header().Set("Connection", "close")
-		}
-		next.ServeHTTP(w, r)
-	})
 }

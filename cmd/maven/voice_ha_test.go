@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,31 +22,8 @@ import (
 	"maven/app/voice/hatest"
 	"maven/db"
 	"maven/internal/daemontest"
+	"maven/internal/testenv"
 )
-
-// everythingPeer returns node and server-everything's bin script, or skips (fails with
-// MAVEN_REQUIRE_PEERS=1) when `npm ci` has not been run.
-func everythingPeer(t *testing.T) (node, script string) {
-	t.Helper()
-	missing := func(msg string) {
-		t.Helper()
-		if os.Getenv("MAVEN_REQUIRE_PEERS") == "1" {
-			t.Fatalf("%s (MAVEN_REQUIRE_PEERS=1)", msg)
-		}
-		t.Skipf("%s; run `npm ci` at the module root", msg)
-	}
-	script, err := filepath.Abs(filepath.Join("..", "..", "node_modules", ".bin", "mcp-server-everything"))
-	if err != nil {
-		missing(err.Error())
-	}
-	if _, err := os.Stat(script); err != nil {
-		missing("server-everything is not installed")
-	}
-	if node, err = exec.LookPath("node"); err != nil {
-		missing("node is not on PATH")
-	}
-	return node, script
-}
 
 // haClient posts to /voice as Home Assistant's webhook-conversation does: HTTP Basic with the
 // token as password, the body hatest builds, aiohttp's Accept.
@@ -117,7 +93,7 @@ func readNDJSON(t *testing.T, r io.Reader) string {
 // server-everything behind it: phrases with two numbers, wake word and fillers, a question for
 // a missing value answered in the next turn of the chat log, streaming, and `maven events`.
 func TestHomeAssistantTalksToServerEverything(t *testing.T) {
-	node, script := everythingPeer(t)
+	node, script := testenv.NPMPeer(t, "mcp-server-everything")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "maven.json")

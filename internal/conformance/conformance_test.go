@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"maven/internal/testenv"
 )
 
 // expectedFailures are the client scenarios Maven does not pass yet, each with why. The test
@@ -249,15 +251,7 @@ func (o *outcome) readChecks(path string) {
 // MAVEN_REQUIRE_PEERS=1) when `npm ci` has not installed them.
 func suitePeers(t *testing.T) (node, cli string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("MAVEN_REQUIRE_PEERS") == "1" {
-			t.Fatalf("%s (MAVEN_REQUIRE_PEERS=1)", msg)
-		}
-		t.Skipf("%s; run `npm ci` at the module root (scripts/test does)", msg)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,20 +261,20 @@ func suitePeers(t *testing.T) (node, cli string) {
 	}
 	out, err := exec.Command(node, "--version").Output()
 	if err != nil {
-		missing("Node 22 is not at %s (npm package node@22, or set MAVEN_NODE22): %v", node, err)
+		testenv.MissingPeer(t, "Node 22 is not at %s (npm package node@22, or set MAVEN_NODE22): %v", node, err)
 	}
 	var major int
 	if _, err := fmt.Sscanf(string(out), "v%d.", &major); err != nil || major < 22 {
-		missing("the conformance suite needs Node 22 or newer; %s is %s", node, bytes.TrimSpace(out))
+		testenv.MissingPeer(t, "the conformance suite needs Node 22 or newer; %s is %s", node, bytes.TrimSpace(out))
 	}
 	pkg := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance")
 	raw, err := os.ReadFile(filepath.Join(pkg, "package.json"))
 	if err != nil {
-		missing("the conformance suite is not installed: %v", err)
+		testenv.MissingPeer(t, "the conformance suite is not installed: %v", err)
 	}
 	var meta struct{ Version string }
 	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != suiteVersion {
-		missing("the conformance suite installed is %q, package.json pins %s: %v", meta.Version, suiteVersion, err)
+		testenv.MissingPeer(t, "the conformance suite installed is %q, package.json pins %s: %v", meta.Version, suiteVersion, err)
 	}
 	return node, filepath.Join(pkg, "dist", "index.js")
 }

@@ -50,13 +50,22 @@ func Command(bin, data, dir string, extra ...string) *exec.Cmd {
 }
 
 // Start starts cmd, a `maven serve` keeping its data in data, and returns once it has logged its
-// address and GET /healthz answers 200, within the given time. cmd's Stderr is taken over: the
-// daemon's log is in Log. If it does not come up, the process is killed and the error carries
-// its log.
+// address and GET /healthz answers 200, within the given time. cmd's Stderr, and its Stdout
+// unless set, are taken over: the daemon's log is in Log. If it does not come up, the process
+// is killed and the error carries its log.
 func Start(cmd *exec.Cmd, data string, within time.Duration) (*Daemon, error) {
+	return StartLogged(cmd, data, within, &Log{})
+}
+
+// StartLogged is Start writing the daemon's log to log, after what it holds already (the log of
+// the same daemon's run before a restart, say).
+func StartLogged(cmd *exec.Cmd, data string, within time.Duration, log *Log) (*Daemon, error) {
 	pr, pw := io.Pipe()
-	d := &Daemon{Cmd: cmd, Data: data, Log: &Log{}, exited: make(chan struct{})}
+	d := &Daemon{Cmd: cmd, Data: data, Log: log, exited: make(chan struct{})}
 	cmd.Stderr = pw
+	if cmd.Stdout == nil {
+		cmd.Stdout = pw
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
@@ -98,15 +107,18 @@ func Start(cmd *exec.Cmd, data string, within time.Duration) (*Daemon, error) {
 		case <-deadline.C:
 			d.Kill()
 			return nil, fmt.Errorf("GET /healthz did not answer 200 within %s\n%s", within, d.Log.String())
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(time.Millisecond):
 		}
 	}
 	return d, nil
 }
 
+// healthClient never reuses a connection, so each poll sees the daemon as a new client does
+// (and leaves it no idle connection), and the time to ready is measured to the millisecond.
+var healthClient = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
 func (d *Daemon) healthy() bool {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + d.Addr + "/healthz")
+	resp, err := healthClient.Get("http://" + d.Addr + "/healthz")
 	if err != nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -19,17 +20,49 @@ import (
 	"maven/db"
 )
 
-// Log keeps a daemon's log for failure messages; it is safe to write and read at once.
+// Log keeps a daemon's log, for failure messages and for what a test waits to see in it; it
+// is safe to write and read at once. The zero Log is empty and ready.
 type Log struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// changed is closed by the next write, for Wait; nil while nobody waits.
+	changed chan struct{}
 }
 
 // Write implements io.Writer.
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return l.b.Write(p)
+}
+
+// Wait waits up to within for re to match the log, and returns its last match: the first
+// group's text, or the whole match if re has no group. False if nothing matched in time.
+func (l *Log) Wait(re *regexp.Regexp, within time.Duration) (string, bool) {
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		if all := re.FindAllSubmatch(l.b.Bytes(), -1); len(all) > 0 {
+			last := all[len(all)-1]
+			l.mu.Unlock()
+			return string(last[len(last)-1]), true
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return "", false
+		}
+	}
 }
 
 // String returns everything written so far.

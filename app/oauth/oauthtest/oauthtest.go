@@ -105,6 +105,15 @@ func (s *Server) Revoke() {
 	clear(s.refresh)
 }
 
+// ForgetClients forgets every client registered so far, as an authorization server that was
+// reset does: it refuses them at /authorize (no redirect back) and at the token endpoint
+// (invalid_client).
+func (s *Server) ForgetClients() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.clients)
+}
+
 // RevokeRefresh makes the refresh tokens issued so far worthless (invalid_grant), leaving the
 // access tokens to expire on their own.
 func (s *Server) RevokeRefresh() {
