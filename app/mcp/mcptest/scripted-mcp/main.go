@@ -73,36 +73,9 @@ func run() error {
 	}
 	s := mcptest.New(opts, specs...)
 	if *callsFile != "" {
-		var mu sync.Mutex
-		s.OnCall = func(name string, args json.RawMessage) {
-			mu.Lock()
-			defer mu.Unlock()
-			f, err := os.OpenFile(*callsFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "scripted-mcp: calls file:", err)
-				return
-			}
-			defer f.Close()
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
-			}
-			fmt.Fprintf(f, "%s %s\n", name, args)
-		}
+		s.OnCall = logCalls(*callsFile)
 	}
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		for range hup {
-			specs, err := mcptest.LoadTools(toolsFile)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "scripted-mcp: reload:", err)
-				continue
-			}
-			s.Replace(specs...)
-			fmt.Fprintln(os.Stderr, "scripted-mcp: reloaded", len(specs), "tools")
-		}
-	}()
+	reloadOnHangup(s, toolsFile)
 
 	if *redefineEvery > 0 {
 		go churn(s, specs, *redefineEvery, func(spec *mcptest.ToolSpec, n int) {
@@ -126,6 +99,43 @@ func run() error {
 		return serveHTTP(ctx, s, *httpAddr, *addrFile)
 	}
 	return s.RunStdio(ctx)
+}
+
+// logCalls returns an OnCall that appends one line "NAME ARGS-JSON" per call to the file at
+// path.
+func logCalls(path string) func(name string, args json.RawMessage) {
+	var mu sync.Mutex
+	return func(name string, args json.RawMessage) {
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scripted-mcp: calls file:", err)
+			return
+		}
+		defer f.Close()
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		fmt.Fprintf(f, "%s %s\n", name, args)
+	}
+}
+
+// reloadOnHangup reads the tools file again on every SIGHUP and offers what it lists.
+func reloadOnHangup(s *mcptest.Scripted, toolsFile string) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			specs, err := mcptest.LoadTools(toolsFile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "scripted-mcp: reload:", err)
+				continue
+			}
+			s.Replace(specs...)
+			fmt.Fprintln(os.Stderr, "scripted-mcp: reloaded", len(specs), "tools")
+		}
+	}()
 }
 
 // churn replaces the tools with changed copies of specs every d, for ever.
