@@ -32,7 +32,13 @@ func TrustOf(server config.Server) (trust, text string) {
 	if server.Type == config.TransportStdio {
 		return TrustLocalProcess, trustTextLocalProcess
 	}
-	u, err := url.Parse(withoutSecretRefs(server.URL))
+	// Each ${secret:NAME} reads as a harmless word so the URL parses; the config refuses
+	// references in the host, so the host is what was written.
+	parsable, err := config.Expand(server.URL, func(string) ([]byte, bool) { return []byte("secret"), true })
+	if err != nil {
+		return TrustRemotePlaintext, trustTextRemotePlaintext
+	}
+	u, err := url.Parse(parsable)
 	if err != nil {
 		return TrustRemotePlaintext, trustTextRemotePlaintext
 	}
@@ -43,27 +49,6 @@ func TrustOf(server config.Server) (trust, text string) {
 		return TrustRemoteTLS, trustTextRemoteTLS
 	default:
 		return TrustRemotePlaintext, trustTextRemotePlaintext
-	}
-}
-
-// withoutSecretRefs replaces each ${secret:NAME} with a harmless word so the URL parses; the
-// config refuses references in the host, so the host is what was written.
-func withoutSecretRefs(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "${secret:")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		j := strings.IndexByte(s[i:], '}')
-		if j < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		b.WriteString("secret")
-		s = s[i+j+1:]
 	}
 }
 
