@@ -95,15 +95,17 @@ func (s *Service) fill(ctx context.Context, p *pending, req Request, now time.Ti
 	if r, void := s.checkPending(ctx, p, req, row, err, now); void {
 		return r
 	}
-	if slices.Contains(cancellations, heardAs(req.Text)) {
-		s.record(ctx, row, req, OutcomeCancelled, nil, "")
-		return Reply{Speech: "Cancelled; nothing ran.", Outcome: OutcomeCancelled, Tool: row.Name}
-	}
 	schema, err := phrases.ReadSchema(row.InputSchema)
 	if err != nil {
 		return s.failed(ctx, row, req, err)
 	}
 	name := p.missing[0]
+	// "no" answers a yes-or-no question; to anything else it, like "cancel", ends the turn.
+	heard := heardAs(req.Text)
+	if slices.Contains(cancellations, heard) && (heard != "no" || schema.Props[name].Type != "boolean") {
+		s.record(ctx, row, req, OutcomeCancelled, nil, "")
+		return Reply{Speech: "Cancelled; nothing ran.", Outcome: OutcomeCancelled, Tool: row.Name}
+	}
 	words := phrases.Words(req.Text)
 	v, err := phrases.Coerce(schema.Props[name], afterWords(req.Text, words, leadIn(words, disfluencies)))
 	if err != nil {

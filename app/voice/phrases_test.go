@@ -83,6 +83,24 @@ func TestASlotThatDoesNotFitIsAskedAgain(t *testing.T) {
 	}
 }
 
+// TestNoAnswersAYesOrNoQuestion: asked for a boolean, "no" is the value false, not a
+// cancellation; "cancel" still ends the turn.
+func TestNoAnswersAYesOrNoQuestion(t *testing.T) {
+	const schema = `{"type":"object","properties":{"title":{"type":"string"},"loud":{"type":"boolean"}},"required":["title","loud"]}`
+	w := newWorld(t)
+	w.addPhrased(t, "notes", "remind", schema, true, "remind me to {title}")
+	if r := w.turn("remind me to water the plants"); r.Outcome != voice.OutcomeAsk {
+		t.Fatalf("%+v", r)
+	}
+	if r := w.turn("no"); r.Outcome != voice.OutcomeRan || w.runner.count() != 1 || w.runner.calls[0] != `notes_remind {"loud":false,"title":"water the plants"}` {
+		t.Fatalf("%+v, ran %v", r, w.runner.calls)
+	}
+	w.turn("remind me to call mum")
+	if r := w.turn("cancel"); r.Outcome != voice.OutcomeCancelled || w.runner.count() != 1 {
+		t.Fatalf("%+v, ran %v", r, w.runner.calls)
+	}
+}
+
 func TestAMutatingPhraseConfirmsWithEveryArgumentReadBack(t *testing.T) {
 	w := newWorld(t)
 	w.addPhrased(t, "calendar", "create_event", eventSchema, false,

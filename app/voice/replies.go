@@ -13,6 +13,7 @@ import (
 	"maven/app/mcp"
 	"maven/app/phrases"
 	"maven/app/runner"
+	"maven/internal/suggest"
 )
 
 // maxRecorded is the most characters of an utterance an audit event keeps.
@@ -111,7 +112,7 @@ func noMatchSpeech(m *allowlist.Matcher, text string) string {
 	for _, n := range names {
 		k := len(strings.Fields(n))
 		heard := strings.Join(words[:min(k, len(words))], " ")
-		if d := levenshtein(heard, n); d <= max(2, len(n)/2) {
+		if d := suggest.Distance(heard, n); d <= max(2, len(n)/2) {
 			best = append(best, scored{n, d})
 		}
 	}
@@ -152,29 +153,13 @@ func failureReason(err error) string {
 		return "its server is locked"
 	case errors.Is(err, mcp.ErrNeedsSignIn):
 		return "its server wants you to sign in to it: press Sign in on the servers card"
+	case errors.Is(err, runner.ErrNotEnabled):
+		// Disabled, or redefined by its server, between the match and the run (docs/design.md#rule-5).
+		return "it is no longer enabled; the tools page says why"
+	case errors.Is(err, runner.ErrChanged):
+		return "it changed a moment ago; say it again"
 	case errors.Is(err, runner.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "it took too long"
 	}
 	return "something went wrong; the daemon log says what"
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -187,6 +187,8 @@ func TestOutcomes(t *testing.T) {
 		{name: "unknown name suggests close ones", turns: []string{"serch tasks milk"}, want: voice.OutcomeNoMatch, speech: "search tasks"},
 		{name: "locked", turns: []string{"search tasks milk"}, locked: true, want: voice.OutcomeLocked, speech: "Unlock it on your phone"},
 		{name: "run failure", turns: []string{"vikunja list tasks"}, runErr: mcp.ErrNotConnected, want: voice.OutcomeError, speech: "not connected", wantCalls: 1},
+		{name: "disabled after the match", turns: []string{"vikunja list tasks"}, runErr: fmt.Errorf("tool x: %w", runner.ErrNotEnabled), want: voice.OutcomeError, speech: "no longer enabled", wantCalls: 1},
+		{name: "redefined after the match", turns: []string{"vikunja list tasks"}, runErr: fmt.Errorf("tool x: %w", runner.ErrChanged), want: voice.OutcomeError, speech: "changed a moment ago", wantCalls: 1},
 		{name: "tool error result", turns: []string{"vikunja list tasks"}, isError: true, want: voice.OutcomeError, speech: "reported an error", wantCalls: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestDistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
 		want int
-	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"serve", "serv", 1}, {"abc", "abc", 0}} {
+	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"serve", "serv", 1}, {"abc", "abc", 0}, {"café", "cafe", 1}} {
 		if got := Distance(c.a, c.b); got != c.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
