@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,9 @@ type ManagerOptions struct {
 	Getenv func(string) string
 	// Version is the client version sent in initialize ("dev").
 	Version string
+	// Transport carries the requests of remote servers, their configured headers and OAuth
+	// tokens with them (http.DefaultTransport).
+	Transport http.RoundTripper
 	// OAuth signs Maven in to remote (streamable HTTP) servers that refuse it, and keeps their
 	// sealed tokens; nil leaves such servers failing like any other refusal.
 	OAuth *oauth.Service
@@ -122,6 +126,9 @@ func (o ManagerOptions) withDefaults() ManagerOptions {
 	def(&o.TerminateDuration, DefaultTerminateDuration)
 	if o.Version == "" {
 		o.Version = "dev"
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
 	}
 	return o
 }

@@ -42,7 +42,7 @@ func (s *supervisor) remoteTransport(cfg config.Server, killCtx context.Context,
 		return nil, fmt.Errorf("unusable URL %s", config.Server{Type: cfg.Type, URL: s.cfg.URL}.Target())
 	}
 	client := &http.Client{Transport: &headerTransport{
-		base:    watch.wrap(http.DefaultTransport),
+		base:    watch.wrap(s.m.opts.Transport),
 		origin:  origin(u),
 		headers: cfg.Headers,
 		kill:    killCtx,

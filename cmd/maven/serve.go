@@ -125,7 +125,12 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	// OAuth: a remote server that refuses Maven waits for the owner to sign in from its card;
 	// tokens are sealed in the vault, and sign-ins recorded in the activity feed.
 	feed := activity.New(db.NewActivityStore(bdb), time.Now)
-	signIns := oauth.New(gate, feed, oauth.Options{Origins: cfg.Origins, Logger: logger})
+	// Every request that carries a credential (a server's configured headers, its OAuth token,
+	// the exchanges that issue one) goes through one transport, which a lock empties. The
+	// timeout is oauth's default.
+	credentials := credentialTransport()
+	signIns := oauth.New(gate, feed, oauth.Options{Origins: cfg.Origins, Logger: logger,
+		HTTP: &http.Client{Transport: credentials, Timeout: 30 * time.Second}})
 	// The rows and sign-ins of servers the config no longer names go before any server is
 	// dialled.
 	configs := &configSync{tools: tools, signIns: signIns, problems: problems, log: logger}
@@ -134,6 +139,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}
 	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
 		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check, OAuth: signIns,
+		Transport: credentials,
 	}, logger)
 	defer manager.Close()
 	executor := runner.New(tools, manager, runner.Options{})
@@ -248,7 +254,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	gate.OnLock(releaseAfterLock)
+	gate.OnLock(func() { releaseAfterLock(credentials) })
 	serveErr := make(chan error, 1)
 	go func() {
 		if tlsOn {
@@ -346,19 +352,31 @@ func localTools(cfg config.Config) []allowlist.LocalTool {
 	return out
 }
 
+// credentialTransport is http.DefaultTransport without its idle timeout, for the requests that
+// carry credentials. net/http arms a timer on every connection that goes idle, and closing the
+// connection only stops it; a stopped timer stays in the runtime's timer heap until its time
+// would have come (90s) or the heap is tidied, and it holds the connection, whose write buffer
+// keeps the last request, Authorization header and all. So after a lock a token could outlive
+// every collection. Without the timer, a closed connection is garbage once its read loop ends
+// (docs/design.md#rule-22). An idle connection is then closed by the server or by a lock; there
+// are at most two per server (MaxIdleConnsPerHost).
+func credentialTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.IdleConnTimeout = 0
+	return t
+}
+
 // releaseAfterLock collects what a lock freed, over the seconds the sessions that used secrets
-// take to close (on their own goroutines; a graceful close waits a few seconds at most). The MCP
-// clients' idle connections keep their last request, Authorization header and all, in a buffer,
-// so they are closed. Each pass first collects what the ones before closed, so that clobberfree
-// (see clobberFreed) overwrites it and whole pages go back to the kernel. It never blocks the
-// lock.
-func releaseAfterLock() {
+// take to close (on their own goroutines; a graceful close waits a few seconds at most). The
+// idle connections of credentials (credentialTransport) keep their last request and response,
+// Authorization header and tokens, in their buffers, so they are closed. Each pass first
+// collects what the ones before closed, so that clobberfree (see clobberFreed) overwrites it
+// and whole pages go back to the kernel. It never blocks the lock.
+func releaseAfterLock(credentials *http.Transport) {
 	for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
 		time.AfterFunc(after, func() {
 			debug.FreeOSMemory()
-			if t, ok := http.DefaultTransport.(*http.Transport); ok {
-				t.CloseIdleConnections()
-			}
+			credentials.CloseIdleConnections()
 		})
 	}
 }
