@@ -139,6 +139,16 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 
 // signIn signs in to server as the owner does from its card: the step-up approved what the card
 // showed, the browser follows the authorization server back to Maven's callback.
+// enrollPasskey makes a passkey that can unlock and enrolls it, which creates the vault.
+func (d *daemon) enrollPasskey(t *testing.T) passkey {
+	t.Helper()
+	key := newPasskey(t)
+	if _, err := d.gate.Enroll(context.Background(), key.id, key.input, key.output); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
 func (d *daemon) signIn(t *testing.T, server string) {
 	t.Helper()
 	ctx := context.Background()
@@ -233,10 +243,7 @@ func TestRefusalWaitsForTheOwner(t *testing.T) {
 	tk, down := newTicker(t)
 	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{
 		"tasks": {Type: config.TransportHTTP, URL: fake.URL}, "down": down})
-	key := newPasskey(t)
-	if _, err := d.gate.Enroll(context.Background(), key.id, key.input, key.output); err != nil {
-		t.Fatal(err)
-	}
+	d.enrollPasskey(t)
 	st := d.waitState(t, "tasks", mcp.StateNeedsAuth)
 	if st.AuthServer != fake.Issuer || st.AuthScopes != "tasks:read" {
 		t.Fatalf("needs-auth shows %q %q, want the authorization server and the challenge's scope", st.AuthServer, st.AuthScopes)
@@ -280,10 +287,7 @@ func TestTokensAreSealedSurviveARestartAndWaitForUnlock(t *testing.T) {
 		return map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}, "down": down}
 	}
 	d := startDaemon(t, dbPath, servers())
-	key := newPasskey(t)
-	if _, err := d.gate.Enroll(ctx, key.id, key.input, key.output); err != nil {
-		t.Fatal(err)
-	}
+	key := d.enrollPasskey(t)
 	d.signIn(t, "tasks")
 	d.waitState(t, "tasks", mcp.StateConnected)
 	access, refresh := fake.Tokens()
@@ -348,10 +352,7 @@ func TestTokensRefreshBeforeTheyExpire(t *testing.T) {
 		return map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}}
 	}
 	d := startDaemon(t, dbPath, servers())
-	key := newPasskey(t)
-	if _, err := d.gate.Enroll(ctx, key.id, key.input, key.output); err != nil {
-		t.Fatal(err)
-	}
+	key := d.enrollPasskey(t)
 	d.signIn(t, "tasks")
 	d.waitState(t, "tasks", mcp.StateConnected)
 	refused := fake.Refused.Load()
@@ -386,13 +387,9 @@ func TestTokensRefreshBeforeTheyExpire(t *testing.T) {
 // refuses the refresh token, the server needs a sign-in again; the refusal is recorded, and
 // every enabled row stays enabled.
 func TestARevokedRefreshTokenNeedsASignInAndWithdrawsNothing(t *testing.T) {
-	ctx := context.Background()
 	fake := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{TokenLifetime: 11 * time.Second})
 	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}})
-	key := newPasskey(t)
-	if _, err := d.gate.Enroll(ctx, key.id, key.input, key.output); err != nil {
-		t.Fatal(err)
-	}
+	d.enrollPasskey(t)
 	d.signIn(t, "tasks")
 	d.waitState(t, "tasks", mcp.StateConnected)
 	waitUntil(t, 10*time.Second, "the tools proposed", func() bool { return len(d.states(t, "tasks")) == 1 })
@@ -421,10 +418,7 @@ func TestSignInsReuseTheRegisteredClient(t *testing.T) {
 	ctx := context.Background()
 	fake := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{})
 	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}})
-	key := newPasskey(t)
-	if _, err := d.gate.Enroll(ctx, key.id, key.input, key.output); err != nil {
-		t.Fatal(err)
-	}
+	d.enrollPasskey(t)
 	d.signIn(t, "tasks")
 	d.waitState(t, "tasks", mcp.StateConnected)
 

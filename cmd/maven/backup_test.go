@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,11 +23,7 @@ import (
 // vault, as the owner's first visit does; it returns the recovery code shown once.
 func setUpOwner(t *testing.T, d *daemonProc, a *authtest.Authenticator) string {
 	t.Helper()
-	out, err := maven(t, d.data, "setup-link", "--json")
-	var link setupLinkResult
-	if err != nil || json.Unmarshal([]byte(out), &link) != nil {
-		t.Fatalf("setup-link: %v %s", err, out)
-	}
+	link := newSetupLink(t, d.data)
 	ctx := context.Background()
 	b := daemontest.NewBrowser(d.proc)
 	reg, err := b.Register(ctx, link.URL, a, "Phone")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,11 +97,7 @@ func serversIn(t *testing.T, data, state string, names ...string) bool {
 // with it, at an authorization server that approves at once.
 func signInAsOwner(t *testing.T, d *daemonProc, server string) {
 	t.Helper()
-	out, err := maven(t, d.data, "setup-link", "--json")
-	var link setupLinkResult
-	if err != nil || json.Unmarshal([]byte(out), &link) != nil {
-		t.Fatalf("setup-link: %v %s", err, out)
-	}
+	link := newSetupLink(t, d.data)
 	ctx := context.Background()
 	a := authtest.New(d.proc.Origin())
 	b := daemontest.NewBrowser(d.proc)

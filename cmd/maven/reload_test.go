@@ -475,11 +475,7 @@ func TestStartCardFollowsReload(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	d := runDaemon(t, daemontest.Command(mavenBinary(t), data, dir), data)
-	out, err := maven(t, data, "setup-link", "--json")
-	var link setupLinkResult
-	if err != nil || json.Unmarshal([]byte(out), &link) != nil {
-		t.Fatalf("setup-link: %v %s", err, out)
-	}
+	link := newSetupLink(t, data)
 	ctx := context.Background()
 	b := daemontest.NewBrowser(d.proc)
 	if _, err := b.Register(ctx, link.URL, authtest.New(d.proc.Origin()), "Phone"); err != nil {

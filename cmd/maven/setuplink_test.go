@@ -57,3 +57,15 @@ func TestFirstStartPrintsSetupLink(t *testing.T) {
 		t.Fatalf("setup-link: %v %q", err, human)
 	}
 }
+
+// newSetupLink asks the daemon with data directory data for a setup link, as `maven setup-link
+// --json` prints it.
+func newSetupLink(t *testing.T, data string) setupLinkResult {
+	t.Helper()
+	out, err := maven(t, data, "setup-link", "--json")
+	var link setupLinkResult
+	if err != nil || json.Unmarshal([]byte(out), &link) != nil {
+		t.Fatalf("setup-link: %v %s", err, out)
+	}
+	return link
+}
