@@ -198,7 +198,7 @@ func TestSignInSealsATokenThatWorks(t *testing.T) {
 	if resp.StatusCode == http.StatusUnauthorized {
 		t.Fatal("the sealed token was refused")
 	}
-	if !slices.Equal(sess.Granted(), []string{"tasks:read", "offline_access"}) {
+	if !slices.Equal(sess.Granted(), []string{"offline_access", "tasks:read"}) {
 		t.Fatalf("granted %v", sess.Granted())
 	}
 }

@@ -259,6 +259,9 @@ func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token, redirects [
 	if t.Extra("scope") == nil {
 		scopes = slices.Clone(in.Need.Scopes)
 	}
+	// Their order means nothing (RFC 6749 section 3.3), and go-sdk asks for them in a map's
+	// order: kept sorted, what a step-up asks for again comes out the same every time.
+	slices.Sort(scopes)
 	creds := Credentials{Issuer: in.Need.Issuer, Resource: in.Need.Resource, ClientID: c.ClientID,
 		ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle,
 		Scopes: scopes, Token: t}
