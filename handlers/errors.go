@@ -59,7 +59,9 @@ type problem struct {
 }
 
 // classify maps every error the handlers can meet to a problem, in one place. The message never
-// includes err.Error(): errors carry names and details that are for the log only.
+// includes err.Error(): errors carry names and details that are for the log only. It stays one
+// switch (docs/style.md#sizes): the order of its cases decides which message an error that wraps
+// two gets.
 func classify(err error) problem {
 	info, warn := slog.LevelInfo, slog.LevelWarn
 	var uf unlockFailure

@@ -194,6 +194,7 @@ type server struct {
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address. The connection of a
 // request that carries key material (a recovery code, PRF output) closes once it is answered.
+// It is long on purpose (docs/style.md#sizes): the whole attack surface reads on one screen.
 func Routes(d Deps) (http.Handler, error) {
 	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
 		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")

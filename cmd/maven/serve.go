@@ -59,8 +59,8 @@ func loadConfig(f serveFlags, getenv func(string) string) (cfg config.Config, fr
 
 // serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
 // stop accepting, let in-flight requests finish, close the IPC socket, close the database. It is
-// long on purpose: every service is wired here, in the order each needs the others, so the
-// whole daemon reads top to bottom in one place.
+// long on purpose (docs/style.md#sizes): every service is wired here, in the order each needs
+// the others, so the whole daemon reads top to bottom in one place.
 func serve(ctx context.Context, in *invocation, args []string) error {
 	// Before any secret can reach memory.
 	if err := forbidMemoryReads(); err != nil {
