@@ -355,6 +355,10 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args map[st
 	switch {
 	case ctx.Err() != nil:
 		return runner.Result{}, fmt.Errorf("%s: %w", where, ctx.Err())
+	case (isClosed(ended) || sessCtx.Err() != nil) && s.waiting() != nil:
+		// The server refused this call, or a request beside it, and refusedNow ended the
+		// session before the refusal itself reached this call.
+		return runner.Result{}, fmt.Errorf("%s: the server refused it and waits for a sign-in: %w", where, ErrNeedsSignIn)
 	case isClosed(ended):
 		return runner.Result{}, fmt.Errorf("%s: the connection ended during the call (%w): %w", where, s.mask(err), ErrNotConnected)
 	case sessCtx.Err() != nil:
