@@ -4,18 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"maven/app/activity"
 	"maven/app/allowlist"
-	"maven/app/auth"
-	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
@@ -38,38 +32,11 @@ type askingWorld struct {
 
 func newAskingWorld(t *testing.T, protocols []string, window time.Duration, specs ...mcptest.ToolSpec) *askingWorld {
 	t.Helper()
-	ctx := context.Background()
 	scripted := mcptest.New(mcptest.Options{Protocols: protocols}, specs...)
 	t.Cleanup(scripted.Close)
-	srv := httptest.NewServer(scripted.HTTPHandler())
-	t.Cleanup(srv.Close)
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &askingWorld{t: t, scripted: scripted, rows: allowlist.NewService(db.NewToolStore(bdb), time.Now),
-		feed: activity.New(db.NewActivityStore(bdb), time.Now), conv: "kitchen"}
-	servers := map[string]config.Server{"studio": {Name: "studio", Type: config.TransportHTTP, URL: srv.URL}}
-	manager := mcp.NewManager(servers, mcp.NewToolReconciler(w.rows, time.Now, logger), mcp.ManagerOptions{CallTimeout: 2 * time.Second}, logger)
-	manager.Run(ctx)
-	t.Cleanup(func() { manager.Close() })
-	var listed []allowlist.Tool
-	for deadline := time.Now().Add(10 * time.Second); len(listed) < len(specs); time.Sleep(5 * time.Millisecond) {
-		if listed, err = w.rows.List(ctx, allowlist.Filter{Scope: allowlist.MCPScope("studio")}); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d tools proposed", len(listed), len(specs))
-		}
-	}
-	for _, row := range listed {
-		if _, err := w.rows.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest()))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.voice = voice.New(voice.Deps{Rows: w.rows, Binder: manager, Runner: runner.New(w.rows, manager, runner.Options{Timeout: 2 * time.Second}),
+	l := newLiveServer(t, scripted, config.Server{Name: "studio"}, len(specs), mcp.ManagerOptions{CallTimeout: 2 * time.Second})
+	w := &askingWorld{t: t, scripted: scripted, rows: l.rows, feed: activity.New(db.NewActivityStore(l.db), time.Now), conv: "kitchen"}
+	w.voice = voice.New(voice.Deps{Rows: w.rows, Binder: l.manager, Runner: runner.New(w.rows, l.manager, runner.Options{Timeout: 2 * time.Second}),
 		Lock: &lockFlag{}, Activity: w.feed}, voice.Options{ConfirmWindow: window, TurnsPerSecond: 1e6, Burst: 1e6})
 	t.Cleanup(w.voice.Close)
 	return w
