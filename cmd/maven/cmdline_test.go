@@ -70,11 +70,6 @@ func startWithSecret(t *testing.T, data, cfg, name, value string) (*daemonProc, 
 	code := createVaultOffline(t, data)
 	daemontest.ApproveCommandLines(t, data, cfg)
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 	if resp := unlockWithRecovery(t, d, code); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("recovery unlock: %d", resp.StatusCode)
 	}

@@ -66,7 +66,7 @@ func daemonCommand(t *testing.T, bin, data string, extra ...string) *exec.Cmd {
 }
 
 // runDaemon starts cmd, a `maven serve` keeping its data in data, and waits until /healthz
-// answers.
+// answers. A failed test shows the daemon's log.
 func runDaemon(t *testing.T, cmd *exec.Cmd, data string) *daemonProc {
 	t.Helper()
 	d, err := daemontest.Start(cmd, data, 20*time.Second)
@@ -74,6 +74,11 @@ func runDaemon(t *testing.T, cmd *exec.Cmd, data string) *daemonProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Kill)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.Log.String())
+		}
+	})
 	return &daemonProc{proc: d, cmd: d.Cmd, addr: d.Addr, data: data, stderr: d.Log}
 }
 

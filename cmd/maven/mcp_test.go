@@ -161,11 +161,6 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 	daemontest.ApproveCommandLines(t, data, cfg)
 
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 	var rows map[string]toolResult
 	waitFor(t, 15*time.Second, func() bool {
 		rows = toolsByCmd(t, data)
@@ -260,11 +255,6 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 	}
 
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 	waitFor(t, 10*time.Second, func() bool {
 		s := mcpServers(t, data)["toucher"]
 		return s.State == "awaiting-approval"

@@ -141,11 +141,6 @@ func testReloadWhileAVoiceTurnRuns(t *testing.T, reload reloadTrigger, printed b
 	writeFile(t, cfg, first)
 	daemontest.ApproveCommandLines(t, data, cfg)
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 
 	waitFor(t, 15*time.Second, func() bool { return len(toolsJSON(t, data)) == 4 })
 	rows := toolsByCmd(t, data)
@@ -297,12 +292,7 @@ func TestReloadChangedCommandLineWaitsForApproval(t *testing.T) {
 	}
 	writeFile(t, cfg, entry(""))
 	daemontest.ApproveCommandLines(t, data, cfg)
-	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
+	startDaemon(t, data, "--config", cfg)
 	waitFor(t, 15*time.Second, func() bool { return mcpServers(t, data)["notes"].State == "connected" })
 	pid := pidIn(t, pidFile)
 
@@ -335,11 +325,6 @@ func TestConcurrentReloadsAreSerialized(t *testing.T) {
 	cfg := filepath.Join(dir, "maven.json")
 	writeFile(t, cfg, `{"tools": [{"name": "uptime", "argv": ["/usr/bin/uptime"]}]}`)
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 	writeFile(t, cfg, `{"tools": [{"name": "uptime", "argv": ["/usr/bin/uptime"]}, {"name": "date", "argv": ["/bin/date"]}],
 		"mcpServers": {"far": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}`)
 	const n = 6

@@ -31,12 +31,7 @@ func TestStatusReportsWhatNeedsTheOwner(t *testing.T) {
 	daemontest.ApproveCommandLines(t, data, cfg) // broken's command line is approved, and missing
 	withWaiting := strings.Replace(good, `"broken"`, `"waiting": {"command": "/bin/echo", "args": ["never", "run"]}, "broken"`, 1)
 	writeFile(t, cfg, withWaiting)
-	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
+	startDaemon(t, data, "--config", cfg)
 	waitFor(t, 15*time.Second, func() bool {
 		s := mcpServers(t, data)
 		return s["waiting"].State == "awaiting-approval" && s["broken"].State == "failed" && s["far"].State == "backoff"

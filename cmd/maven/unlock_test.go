@@ -162,11 +162,6 @@ func TestDaemonWithVaultBootsLockedAndSecretsWaitForUnlock(t *testing.T) {
 	code := createVaultOffline(t, data)
 
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 	if h := healthz(t, d); h != daemonLocked {
 		t.Fatalf("a daemon with a vault boots %s", h)
 	}

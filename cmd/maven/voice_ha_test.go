@@ -104,11 +104,6 @@ func TestHomeAssistantTalksToServerEverything(t *testing.T) {
 	}
 	daemontest.ApproveCommandLines(t, data, cfg)
 	d := startDaemon(t, data, "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.stderr.String())
-		}
-	})
 	var rows map[string]toolResult
 	waitFor(t, 30*time.Second, func() bool {
 		rows = toolsByCmd(t, data)
