@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ import (
 
 func newApprovals(t *testing.T) *approval.Service {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
+	bdb := newDB(t)
 	return approval.NewService(db.NewApprovalStore(bdb), time.Now)
 }
 

@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +12,7 @@ import (
 
 func TestAuthStore(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	s := db.NewAuthStore(bdb)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 

@@ -82,11 +82,7 @@ func TestOpenRefusesANewerDatabase(t *testing.T) {
 // TestOpenSetsThePragmas: every pooled connection gets the pragmas Open asks for.
 func TestOpenSetsThePragmas(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	// Two connections held at once, so that the second is not the first one again.
 	var conns []bun.Conn
 	for range 2 {
@@ -115,11 +111,7 @@ func TestOpenSetsThePragmas(t *testing.T) {
 // it (FTS5 stores it in the index's own config table).
 func TestSearchIndexMergesAtSixteen(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	var v int
 	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&v); err != nil || v != 16 {
 		t.Fatalf("automerge = %d, %v; want 16", v, err)
@@ -158,4 +150,15 @@ func TestOpenAPathWithURIDelimiters(t *testing.T) {
 			t.Errorf("a database file outside its directory: %s", e.Name())
 		}
 	}
+}
+
+// newDB opens a fresh database in a temporary directory, closed when the test ends.
+func newDB(tb testing.TB) *bun.DB {
+	tb.Helper()
+	bdb, err := db.Open(context.Background(), filepath.Join(tb.TempDir(), "maven.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { bdb.Close() })
+	return bdb
 }

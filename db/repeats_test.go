@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ import (
 // deleted, not even by a direct write.
 func TestRepeatsOnlyGrow(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, time.Now)
 	row, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: "t", Cmd: []string{"/bin/t"},

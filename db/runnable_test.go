@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -17,11 +16,7 @@ import (
 func newRunnableStore(tb testing.TB) (*db.ToolStore, allowlist.Tool, allowlist.Tool) {
 	tb.Helper()
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(tb.TempDir(), "maven.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { bdb.Close() })
+	bdb := newDB(tb)
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, time.Now)
 	mcpRow, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: "tasks_search", Cmd: []string{"mcp", "tasks", "search"},

@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ import (
 
 func TestListToolsQueryOrderAndPages(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, func() time.Time { return time.Unix(0, 0) })
 	names := []string{"zeta", "alpha", "mid", "beta_x", "betaxx"}
@@ -85,11 +80,7 @@ func TestListToolsQueryOrderAndPages(t *testing.T) {
 // FTS5 syntax.
 func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, time.Now)
 	propose := func(name, desc string) allowlist.Tool {
@@ -123,7 +114,7 @@ func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 		}
 	}
 	// A redefinition changes the description: the index forgets the old text.
-	err = svc.Update(ctx, func(tx *allowlist.Tx) error {
+	err := svc.Update(ctx, func(tx *allowlist.Tx) error {
 		_, err := tx.Redeclare(ctx, row.ID, allowlist.Redeclaration{Fingerprint: "sha256:2", Declared: "{}", ReadOnly: true, Description: "Deletes the calendar"})
 		return err
 	})
@@ -142,11 +133,7 @@ func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 // migration built on it) is the order of allowlist.States.
 func TestOrderByStateFollowsStates(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, time.Now)
 	// Names sort against the state order, so only the state can put the rows in order.
@@ -185,11 +172,7 @@ func TestOrderByStateFollowsStates(t *testing.T) {
 // state filter keeps that order.
 func TestListToolsByServer(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := newDB(t)
 	store := db.NewToolStore(bdb)
 	svc := allowlist.NewService(store, time.Now)
 	propose := func(scope, name string) allowlist.Tool {

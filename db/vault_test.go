@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +21,7 @@ func newVaultStore(t *testing.T) *db.VaultStore {
 
 func newVaultDB(t *testing.T) (*db.VaultStore, *bun.DB) {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
+	bdb := newDB(t)
 	return db.NewVaultStore(bdb), bdb
 }
 
