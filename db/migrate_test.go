@@ -18,13 +18,13 @@ import (
 	"maven/db"
 )
 
-// TestOpenMigratesAnOlderDatabase: a database that an earlier Maven migrated, up to
-// tools_scope_order, gets every later migration on Open, and ends with the same migrations
-// applied as a new database: the migrations of the churn budget sort after every one an
-// earlier Maven shipped, so both kinds of database apply them in one order.
+// TestOpenMigratesAnOlderDatabase: a database that the released Maven migrated, up to
+// tool_event_repeats, gets every later migration on Open, and ends with the same migrations
+// applied as a new database. A shipped migration keeps its id for ever (bun records only the
+// id): every migration written since sorts after it.
 func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 	ctx := context.Background()
-	const shippedUpTo = "20261214090000"
+	const shippedUpTo = "20261202090000"
 	all, older := migrationNames(t, ""), migrationNames(t, shippedUpTo)
 	if len(older) == len(all) {
 		t.Fatalf("no migration after %s to apply", shippedUpTo)
@@ -50,9 +50,9 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 	if got := appliedNames(t, earlier); !slices.Equal(got, older) {
 		t.Fatalf("the earlier database applied %v, want %v", got, older)
 	}
-	// What the churn budget adds must be among what the earlier Maven never ran.
-	if _, err := earlier.ExecContext(ctx, "SELECT count(*) FROM tool_event_repeats"); err == nil {
-		t.Fatalf("the database of migrations up to %s already has tool_event_repeats", shippedUpTo)
+	// What the passkey slots' public keys add must be among what the earlier Maven never ran.
+	if _, err := earlier.ExecContext(ctx, "SELECT public_key FROM vault_slots"); err == nil {
+		t.Fatalf("the database of migrations up to %s already has vault_slots.public_key", shippedUpTo)
 	}
 	earlier.Close()
 
@@ -69,6 +69,9 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 		t.Fatalf("automerge = %d, %v; want 16", automerge, err)
 	}
 	if _, err := bdb.ExecContext(ctx, "SELECT count(*) FROM tool_event_repeats"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bdb.ExecContext(ctx, "SELECT public_key FROM vault_slots"); err != nil {
 		t.Fatal(err)
 	}
 

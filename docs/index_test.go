@@ -45,10 +45,8 @@ var (
 // shippedMigrations cite the old documents in their comments and may never be edited
 // (migrations are append-only); every new file cites docs/.
 var shippedMigrations = map[string]bool{
-	"db/migrations/20261201130000_vault.tx.up.sql":                 true,
-	"db/migrations/20261201150000_server_approvals.tx.up.sql":      true,
-	"db/migrations/20261202090000_vault_slot_public_key.tx.up.sql": true,
-	"db/migrations/20261213090000_tool_phrases.tx.up.sql":          true,
+	"db/migrations/20261201130000_vault.tx.up.sql":            true,
+	"db/migrations/20261201150000_server_approvals.tx.up.sql": true,
 }
 
 // indexRow is one row of the rule index.

@@ -1,4 +1,4 @@
--- The owner's voice phrases of an enabled MCP tool (DESIGN.md rule 15b), one row per tool,
+-- The owner's voice phrases of an enabled MCP tool (docs/design.md#rule-15b), one row per tool,
 -- replaced on every save. They are stored with the fingerprint they were saved for: once the
 -- tool's fingerprint differs, they do not apply. Every save is also a tool_events entry.
 CREATE TABLE tool_phrases (
