@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -116,7 +117,7 @@ func (s *Service) fill(ctx context.Context, p *pending, req Request, now time.Ti
 		p.tries++
 		return s.ask(ctx, req, row, schema, p, err, now)
 	}
-	args := p.args
+	args := maps.Clone(p.args)
 	args[name] = v
 	return s.complete(ctx, req, row, schema, args, p.missing[1:], nil, now)
 }

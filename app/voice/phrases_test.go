@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
@@ -98,6 +99,39 @@ func TestNoAnswersAYesOrNoQuestion(t *testing.T) {
 	w.turn("remind me to call mum")
 	if r := w.turn("cancel"); r.Outcome != voice.OutcomeCancelled || w.runner.count() != 1 {
 		t.Fatalf("%+v, ran %v", r, w.runner.calls)
+	}
+}
+
+// TestAnAskRecordsTheArgumentsAsAsked: the activity entry of a turn that asked for a missing
+// slot keeps the arguments it had then, although the next turn fills the slot before the feed
+// writes the entry.
+func TestAnAskRecordsTheArgumentsAsAsked(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.addPhrased(t, "everything", "get-sum", sumSchema, true, "add {a}")
+	if r := w.turn("add 3"); r.Outcome != voice.OutcomeAsk {
+		t.Fatalf("%+v", r)
+	}
+	if r := w.turn("four"); r.Outcome != voice.OutcomeRan {
+		t.Fatalf("%+v", r)
+	}
+	if err := w.voice.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]string{}
+	for _, e := range p.Entries {
+		var d struct{ Args json.RawMessage }
+		if err := json.Unmarshal(e.Detail, &d); err != nil {
+			t.Fatal(err)
+		}
+		args[e.Outcome] = string(d.Args)
+	}
+	if args["ask"] != `{"a":3}` || args["ran"] != `{"a":3,"b":4}` {
+		t.Fatalf("recorded arguments %v", args)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -23,7 +24,9 @@ const maxRecorded = 500
 func (s *Service) record(_ context.Context, row allowlist.Tool, req Request, outcome Outcome, args map[string]any, reason string) {
 	detail := turnDetail(req, reason)
 	if args != nil && row.ID != 0 {
-		detail["args"] = args
+		// Its own copy: the feed encodes it later, on its writer's goroutine, while the
+		// conversation may go on filling the turn's arguments.
+		detail["args"] = maps.Clone(args)
 	}
 	s.audit.add(auditEvent{event: activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
 		ToolID: row.ID, Tool: row.Name, Outcome: string(outcome), Detail: detail}})
