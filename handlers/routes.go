@@ -316,7 +316,7 @@ func Routes(d Deps) (http.Handler, error) {
 				r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
-				r.With(s.requireStepUp(onRoute(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
+				r.With(s.requireStepUp(secretNamed(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
 				r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 				r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))

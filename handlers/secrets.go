@@ -48,16 +48,16 @@ func (s *server) secretsCard(r *http.Request) (views.SecretsCard, error) {
 	return card, nil
 }
 
-// secretSetPost seals a secret (form fields "name" and "value"); requireStepUp has spent the
-// session's grant for it. The vault tells the MCP manager, so a server waiting for the secret
-// dials now, on its own goroutine.
+// secretSetPost seals the value (form field "value") under the name the step-up approved
+// (requireStepUp has spent the grant for that very name, and read the form). The vault tells
+// the MCP manager, so a server waiting for the secret dials now, on its own goroutine.
 func (s *server) secretSetPost(w http.ResponseWriter, r *http.Request) error {
-	if err := readForm(w, r, maxSecretForm); err != nil {
+	name, err := approvedSecret(r, auth.ActionSetSecret)
+	if err != nil {
 		return err
 	}
 	value := []byte(r.PostForm.Get("value"))
 	defer clear(value)
-	name := r.PostForm.Get("name")
 	if err := s.vault.SetSecret(r.Context(), name, value); err != nil {
 		return err
 	}
@@ -69,22 +69,30 @@ func (s *server) secretSetPost(w http.ResponseWriter, r *http.Request) error {
 // so the item carries its name as the page showed it.
 func secretNamed(action auth.Action) approvalOf {
 	return func(w http.ResponseWriter, r *http.Request) (auth.Approval, error) {
-		if err := readForm(w, r, maxJSONBody); err != nil {
+		if err := readForm(w, r, maxSecretForm); err != nil {
 			return auth.Approval{}, err
 		}
 		return auth.One(action, 0, r.PostForm.Get("name")), nil
 	}
 }
 
+// approvedSecret is the name of the secret the request's step-up approved action on.
+func approvedSecret(r *http.Request, action auth.Action) (string, error) {
+	approval := proofFrom(r.Context()).Approval()
+	if approval.Action != action || len(approval.Items) != 1 {
+		return "", auth.ErrStepUpRequired
+	}
+	return approval.Items[0].Digest, nil
+}
+
 // secretDeletePost deletes the secret the step-up approved (requireStepUp has spent the grant
 // for that very name). It asks first on the page, naming the servers that will stop, and needs
 // the passkey: a deleted token stops servers the owner relies on.
 func (s *server) secretDeletePost(w http.ResponseWriter, r *http.Request) error {
-	approval := proofFrom(r.Context()).Approval()
-	if approval.Action != auth.ActionDeleteSecret || len(approval.Items) != 1 {
-		return auth.ErrStepUpRequired
+	name, err := approvedSecret(r, auth.ActionDeleteSecret)
+	if err != nil {
+		return err
 	}
-	name := approval.Items[0].Digest
 	if err := s.vault.DeleteSecret(r.Context(), name); err != nil {
 		return err
 	}

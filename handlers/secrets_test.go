@@ -35,7 +35,7 @@ func TestSecretsPageListsWhatTheConfigNeeds(t *testing.T) {
 		t.Error("/secrets says there are no secrets while the config needs two")
 	}
 
-	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, "ha_token"))
 	mustOK(t, "set ha_token", b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"ha_token"}, "value": {"x"}}))
 	page = b.get("/secrets").Body.String()
 	for _, want := range []string{

@@ -60,7 +60,7 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 	case auth.ActionAddPasskey:
 		return "Confirm with a passkey you already have, then register the new one.", nil
 	case auth.ActionSetSecret:
-		return "Confirm with your passkey to set the secret.", nil
+		return fmt.Sprintf("Confirm with your passkey to set the secret %s.", list), nil
 	case auth.ActionDeleteSecret:
 		return fmt.Sprintf("Confirm with your passkey to delete the secret %s.%s", list, s.stopping(a)), nil
 	case auth.ActionRotateRecovery:
@@ -100,7 +100,7 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 			return "", err
 		}
 		return fmt.Sprintf("“%s”", c.Server), nil
-	case auth.ActionDeleteSecret:
+	case auth.ActionSetSecret, auth.ActionDeleteSecret:
 		return fmt.Sprintf("“%s”", it.Digest), nil
 	case auth.ActionSignIn:
 		return s.signInTarget(it.Digest)

@@ -532,7 +532,7 @@ func TestEveryStepUpRouteAsksForItsOwnApproval(t *testing.T) {
 		{"/servers/commands/" + itoa(command) + "/approve", url.Values{}, auth.One(auth.ActionAddServer, command, "")},
 		{"/passkeys/2/remove", url.Values{}, auth.One(auth.ActionRemovePasskey, 2, "")},
 		{"/passkeys/add/begin", nil, auth.One(auth.ActionAddPasskey, 0, "")},
-		{"/secrets", url.Values{"name": {"tok"}, "value": {"v"}}, auth.One(auth.ActionSetSecret, 0, "")},
+		{"/secrets", url.Values{"name": {"tok"}, "value": {"v"}}, auth.One(auth.ActionSetSecret, 0, "tok")},
 		{"/secrets/recovery", url.Values{}, auth.One(auth.ActionRotateRecovery, 0, "")},
 	}
 	for i, rt := range routes {

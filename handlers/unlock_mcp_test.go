@@ -88,7 +88,7 @@ func TestSecretServersAreDialledOnlyAfterUnlock(t *testing.T) {
 	}
 
 	// Setting the secret on the page lets the server connect, with the secret in its header.
-	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, "tok"))
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"tok"}, "value": {"tk-123"}}); r.Code != http.StatusOK {
 		t.Fatalf("set secret: %d", r.Code)
 	}

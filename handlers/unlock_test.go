@@ -475,7 +475,12 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 	if names, _ := vf.gate.SecretNames(t.Context()); len(names) != 0 {
 		t.Fatalf("set without step-up stored %v", names)
 	}
-	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
+	// A grant to set another secret does not set this one.
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, "other"))
+	if r := b.htmx(http.MethodPost, "/secrets", form); r.Code != http.StatusForbidden {
+		t.Fatalf("a step-up for another secret set this one: %d", r.Code)
+	}
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, "vikunja_token"))
 	r = b.htmx(http.MethodPost, "/secrets", form)
 	if r.Code != http.StatusOK || !strings.Contains(r.Body.String(), `data-secret="vikunja_token"`) || strings.Contains(r.Body.String(), "tk-9f8e7d") {
 		t.Fatalf("set: %d\n%s", r.Code, r.Body.String())
@@ -488,7 +493,7 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 		t.Fatal("a secret value reached the log")
 	}
 	// Invalid names are refused with a message.
-	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, "no spaces"))
 	if r := b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"no spaces"}, "value": {"x"}}); r.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("bad name: %d", r.Code)
 	}
@@ -507,7 +512,7 @@ func TestSecretsAreSetBehindStepUpAndOnlyWhileUnlocked(t *testing.T) {
 		t.Fatalf("delete: %d", r.Code)
 	}
 	// Locked: nothing can be set, whatever the session held.
-	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, ""))
+	b.mustStepUp(a, auth.One(auth.ActionSetSecret, 0, "vikunja_token"))
 	vf.gate.Lock()
 	if r := b.htmx(http.MethodPost, "/secrets", form); r.Code != http.StatusLocked {
 		t.Fatalf("set while locked: %d", r.Code)

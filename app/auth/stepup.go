@@ -21,7 +21,9 @@ const (
 	ActionEnableTool    Action = "enable_tool"
 	ActionAddPasskey    Action = "add_passkey"
 	ActionRemovePasskey Action = "remove_passkey"
-	ActionSetSecret     Action = "set_secret"
+	// ActionSetSecret seals one secret's value; its item's digest is the secret's name, since a
+	// secret has no id.
+	ActionSetSecret Action = "set_secret"
 	// ActionDeleteSecret deletes one sealed secret; its item's digest is the secret's name, as
 	// the page showed it, since a secret has no id (the servers that use it stop).
 	ActionDeleteSecret Action = "delete_secret"
