@@ -303,12 +303,13 @@ func placeholders(rows, arity int) string {
 	return b.String()
 }
 
-// toolInsertError maps a broken uniqueness, which is what says a name or an identity is taken.
+// toolInsertError maps a broken uniqueness, which is what says a name or an identity is taken,
+// keeping SQLite's message (it names the column); the rest as mapError does.
 func toolInsertError(err error) error {
-	if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+	if sqliteCode(err) == codeUnique {
 		return fmt.Errorf("%w: %w", allowlist.ErrInvalid, err)
 	}
-	return err
+	return mapError(err, nil)
 }
 
 func (t toolTx) UpdateTool(ctx context.Context, tool *allowlist.Tool) error {
