@@ -123,9 +123,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		filter.States = []allowlist.State{view.state}
 		list.Total = counts[view.state]
 	} else {
-		for _, n := range counts {
-			list.Total += n
-		}
+		list.Total = countsTotal(counts)
 	}
 	pages := max(1, (list.Total+toolsPerPage-1)/toolsPerPage)
 	page := min(max(view.page, 1), pages)
@@ -157,9 +155,11 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if page < pages {
 		list.Pager.NextURL = view.url(page + 1)
 	}
-	all, err := s.allowlistCounts(r)
-	if err != nil {
-		return views.ToolList{}, err
+	all := counts // without search text, the filters counted the whole allowlist already
+	if view.q != "" {
+		if all, err = s.allowlistCounts(r); err != nil {
+			return views.ToolList{}, err
+		}
 	}
 	list.Seen = countsKey(all)
 	switch {
