@@ -60,8 +60,8 @@ func TestBareURLFallsBackToSSE(t *testing.T) {
 }
 
 // An explicit type is obeyed exactly: "http" at an SSE endpoint never falls back to SSE, and a
-// bare url whose server answers 401 is not taken for an SSE server either (401 says who may
-// call, not how).
+// bare url whose server answers 401 or 403 is not taken for an SSE server either (they say
+// who may call, not how).
 func TestNoFallbackToSSE(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -70,6 +70,7 @@ func TestNoFallbackToSSE(t *testing.T) {
 	}{
 		{"explicit http", false, 0},
 		{"bare url, 401", true, http.StatusUnauthorized},
+		{"bare url, 403", true, http.StatusForbidden},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			scripted := mcptest.NewScripted(echoTool)
