@@ -120,20 +120,25 @@ func (s *Service) HowToSay(row allowlist.Tool, saved phrases.Saved) string {
 	if saved.UsableFor(row) {
 		return "Say: ‘" + strings.Join(saved.Lines, "’ or ‘") + "’"
 	}
-	if form := s.positionalForm(row, angled); form != "" {
+	var pos mcp.Positional
+	if row.IsMCP() {
+		pos = s.d.Binder.Positional(row)
+	}
+	if form := positionalForm(row, pos, angled); form != "" {
 		return "Say: ‘" + form + "’"
 	}
 	return "voice cannot fill its arguments: add a phrase"
 }
 
 // positionalForm is how the positional rule reaches row ("echo ⟨message⟩", "list tasks"), ""
-// when it cannot fill the row's arguments. mark writes the spoken property.
-func (s *Service) positionalForm(row allowlist.Tool, mark func(string) string) string {
+// when it cannot fill the row's arguments; pos is the row's, for an MCP row. mark writes the
+// spoken property.
+func positionalForm(row allowlist.Tool, pos mcp.Positional, mark func(string) string) string {
 	if !row.IsMCP() {
 		return spokenWords(row.Name)
 	}
 	name := spokenWords(row.RemoteName())
-	_, err := s.d.Binder.Positional(row).Bind("")
+	_, err := pos.Bind("")
 	if err == nil {
 		return name
 	}
@@ -153,8 +158,9 @@ func (s *Service) help(ctx context.Context, idx *index, req Request) Reply {
 		if sv := idx.saved[row.ID]; sv.UsableFor(row) {
 			speech, text = sayPhrase(sv.Lines[0], spokenWords), sayPhrase(sv.Lines[0], angled)
 		} else {
-			speech = s.positionalForm(row, func(p string) string { return "followed by the " + spokenWords(p) })
-			text = s.positionalForm(row, angled)
+			pos := idx.positional[row.ID] // read once, when the index was built
+			speech = positionalForm(row, pos, func(p string) string { return "followed by the " + spokenWords(p) })
+			text = positionalForm(row, pos, angled)
 		}
 		if speech != "" {
 			entries = append(entries, entry{speech, fmt.Sprintf("%s (%s)", text, spokenName(row))})
