@@ -38,11 +38,12 @@ func (s *Service) EnableTools(ctx context.Context, proof auth.StepUp) ([]Outcome
 				return err
 			}
 			if err != nil {
-				// Report the row as it stands (for its diff); a row that is gone has none.
-				t, _ = tx.st.GetTool(ctx, it.Target)
-				var changed *ShapeChangedError
-				if errors.As(err, &changed) {
+				// Report the row as it stands (a redefined one carries it, for its diff); a row
+				// that is gone has none.
+				if changed := new(ShapeChangedError); errors.As(err, &changed) {
 					t = changed.Tool
+				} else {
+					t, _ = tx.st.GetTool(ctx, it.Target)
 				}
 			}
 			out = append(out, Outcome{Tool: t, ID: it.Target, Err: err})

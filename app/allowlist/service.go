@@ -251,8 +251,7 @@ func (tx *Tx) Enable(ctx context.Context, id int64, proof auth.StepUp) (Tool, er
 	if err := CheckShown(t, shown); err != nil {
 		return Tool{}, err
 	}
-	t, err = tx.transition(ctx, id, StateEnabled)
-	if err != nil {
+	if err := checkTransition(t, StateEnabled); err != nil {
 		return Tool{}, err
 	}
 	old := t
@@ -377,10 +376,15 @@ func (tx *Tx) transition(ctx context.Context, id int64, to State) (Tool, error) 
 	if err != nil {
 		return Tool{}, err
 	}
+	return t, checkTransition(t, to)
+}
+
+// checkTransition refuses moving t to the state to unless CanTransition allows it.
+func checkTransition(t Tool, to State) error {
 	if !CanTransition(t.State, to) {
-		return Tool{}, fmt.Errorf("%w: %s → %s (tool %d)", ErrIllegalTransition, t.State, to, id)
+		return fmt.Errorf("%w: %s → %s (tool %d)", ErrIllegalTransition, t.State, to, t.ID)
 	}
-	return t, nil
+	return nil
 }
 
 // CanTransition reports whether a row may move from one state to another by an explicit action
