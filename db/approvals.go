@@ -69,27 +69,26 @@ func (s *ApprovalStore) SeenCommand(ctx context.Context, server, digest, display
 	return approved, nil
 }
 
-// PendingCommands implements approval.Store.
+// PendingCommands implements approval.Store. Approved command lines are kept: the last one of
+// the server is what a change is shown against, read in the same query.
 func (s *ApprovalStore) PendingCommands(ctx context.Context) ([]approval.PendingCommand, error) {
-	var rows []commandRow
-	err := s.db.NewSelect().Model(&rows).Where("approved_at IS NULL").Order("seen_at", "id").Scan(ctx)
+	var rows []struct {
+		commandRow
+		Approved sql.NullString `bun:"approved"`
+	}
+	err := s.db.NewSelect().Model(&rows).
+		ColumnExpr("c.*").
+		ColumnExpr("(SELECT a.display FROM mcp_server_commands AS a WHERE a.server = c.server AND a.approved_at IS NOT NULL"+
+			" ORDER BY a.approved_at DESC, a.id DESC LIMIT 1) AS approved").
+		ModelTableExpr("mcp_server_commands AS c").
+		Where("c.approved_at IS NULL").Order("c.seen_at", "c.id").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list pending command lines: %w", err)
 	}
 	out := make([]approval.PendingCommand, 0, len(rows))
 	for _, r := range rows {
-		p := approval.PendingCommand{ID: r.ID, Server: r.Server, Display: r.Display, SeenAt: parseTime(r.SeenAt)}
-		// Approved command lines are kept: the last one is what a change is shown against.
-		var last commandRow
-		err := s.db.NewSelect().Model(&last).Where("server = ? AND approved_at IS NOT NULL", r.Server).
-			Order("approved_at DESC", "id DESC").Limit(1).Scan(ctx)
-		switch {
-		case err == nil:
-			p.Approved = last.Display
-		case !errors.Is(err, sql.ErrNoRows):
-			return nil, fmt.Errorf("last approved command line of %s: %w", r.Server, err)
-		}
-		out = append(out, p)
+		out = append(out, approval.PendingCommand{ID: r.ID, Server: r.Server, Display: r.Display,
+			SeenAt: parseTime(r.SeenAt), Approved: r.Approved.String})
 	}
 	return out, nil
 }
