@@ -167,16 +167,13 @@ func (s *server) enrollFinishPost(w http.ResponseWriter, r *http.Request) error 
 	if pa.Output == nil {
 		return errNoPRFOutput
 	}
+	// A first enrolment makes the vault and this passkey's slot in one transaction: both, or
+	// neither and an error.
 	code, err := s.vault.Enroll(r.Context(), pa.Passkey.CredentialID, pa.Input, pa.Output)
-	if err != nil && code == "" {
+	if err != nil {
 		return err
 	}
-	answer := map[string]any{"ok": err == nil, "id": pa.Passkey.ID}
-	if err != nil {
-		// The vault exists but this passkey's slot was not stored: the code is the only way in.
-		s.log.Error("vault created but the passkey could not be enrolled", "passkey", pa.Passkey.ID, "err", err)
-		answer["error"] = "Maven made its vault but could not let this passkey unlock it. Keep the recovery code, then try “Let it unlock” on the Passkeys page."
-	}
+	answer := map[string]any{"ok": true, "id": pa.Passkey.ID}
 	if code != "" {
 		answer["recovery_code"] = code
 	}

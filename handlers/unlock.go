@@ -143,12 +143,13 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 		err = s.vault.UnlockWithRecovery(ctx, r.PostForm.Get("code"))
 	}
 	s.logUnlock(r, "recovery code", unlockOutcome(err), "")
+	// Recovery codes are limited here, per source and in all (the vault's back-off is for
+	// passkeys), so that strangers cannot lock the owner out.
 	var limited rateLimited
-	var tooMany *vault.TooManyAttemptsError
 	switch {
 	case err == nil:
 		redirect(w, r, s.afterUnlock(ctx, s.signedIn(r)))
-	case errors.As(err, &limited), errors.As(err, &tooMany):
+	case errors.As(err, &limited):
 		wait, _ := retryAfter(err)
 		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 		s.renderUnlock(w, r, http.StatusTooManyRequests, classify(err).msg)

@@ -269,7 +269,7 @@
     }
     flash('');
     if (res.recovery_code) {
-      showRecoveryCode(res.recovery_code, next, res.error);
+      showRecoveryCode(res.recovery_code, next);
       return true;
     }
     return false;
@@ -285,7 +285,7 @@
   // showRecoveryCode replaces the page with the vault's new recovery code, shown this once, with
   // Copy and Download beside it (pages.js), and moves focus to its heading so a screen reader
   // starts there.
-  function showRecoveryCode(code, next, warning) {
+  function showRecoveryCode(code, next) {
     const main = document.querySelector('main');
     const section = element('section', { id: 'recovery-code', class: 'narrow card recovery-code', 'aria-labelledby': 'recovery-heading' });
     const heading = element('h1', { id: 'recovery-heading', tabindex: '-1' }, 'Save your recovery code');
@@ -293,7 +293,6 @@
     section.appendChild(element('p', {}, 'Maven made a vault for its secrets, and this passkey unlocks it. ' +
       'The recovery code below unlocks it when no passkey can. Keep it in a password manager or ' +
       'write it down now: it is shown this once.'));
-    if (warning) section.appendChild(element('p', { class: 'warning' }, warning));
     const p = element('p', { class: 'code' });
     p.appendChild(element('code', { 'data-recovery-code': '' }, code));
     section.appendChild(p);
@@ -447,7 +446,7 @@
       case 'enroll': {
         const res = await enroll(button.dataset.passkeyId);
         if (res.recovery_code) {
-          showRecoveryCode(res.recovery_code, '/passkeys', res.error);
+          showRecoveryCode(res.recovery_code, '/passkeys');
           break;
         }
         await window.htmx.ajax('GET', '/passkeys', { target: '#passkey-list', swap: 'outerHTML' });
