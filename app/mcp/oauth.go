@@ -134,6 +134,17 @@ func (s *supervisor) waiting() *authWait {
 	return s.wait
 }
 
+// signInNeed returns the refusal the server waits on and what signing in must ask for, once
+// discovery found it; ok is false before.
+func (s *supervisor) signInNeed() (w *authWait, need oauth.Need, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wait == nil || s.wait.need == nil {
+		return nil, oauth.Need{}, false
+	}
+	return s.wait, *s.wait.need, true
+}
+
 // SignIn begins the owner's sign-in to server from the browser session (at origin) that
 // approved it with a step-up naming digest (oauth.Digest of what the card showed), and
 // returns the URL to send the browser to. The server must be waiting for a sign-in, for just
@@ -148,18 +159,19 @@ func (m *Manager) SignIn(ctx context.Context, server, digest, session, origin st
 		return "", fmt.Errorf("mcp server %q: %w", server, ErrNoSignInNeeded)
 	}
 	st := s.snapshot()
-	w := s.waiting()
-	if st.State != StateNeedsAuth || w == nil || w.need == nil {
+	w, need, ok := s.signInNeed()
+	if st.State != StateNeedsAuth || !ok {
 		return "", fmt.Errorf("mcp server %q is %s: %w", server, st.State, ErrNoSignInNeeded)
 	}
-	if oauth.Digest(server, st.AuthServer, st.AuthScopes) != digest {
+	// The approval is checked against the very request the sign-in makes, not the card's copy.
+	if oauth.Digest(server, need.Issuer, need.ScopeText()) != digest {
 		return "", fmt.Errorf("mcp server %q: %w", server, ErrSignInChanged)
 	}
 	cfg, _, err := s.resolve()
 	if err != nil {
 		return "", fmt.Errorf("mcp server %q: %w", server, err)
 	}
-	in := oauth.SignIn{Server: server, ServerURL: cfg.URL, Challenge: w.challenge, Need: *w.need,
+	in := oauth.SignIn{Server: server, ServerURL: cfg.URL, Challenge: w.challenge, Need: need,
 		Session: session, Origin: origin, Done: func(err error) { s.signInDone(w, err) }}
 	if r := s.registration(cfg); r.Configured != nil {
 		in.Configured = r.Configured
