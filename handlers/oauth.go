@@ -121,7 +121,7 @@ func (s *server) clientMetadataGet(w http.ResponseWriter, _ *http.Request) error
 func (s *server) signInTarget(digest string) (string, error) {
 	if s.servers != nil {
 		for _, st := range s.servers.Status() {
-			if st.State == mcp.StateNeedsAuth && oauth.Digest(st.Name, st.AuthServer, st.AuthScopes) == digest {
+			if st.State == mcp.StateNeedsAuth && st.SignInDigest() == digest {
 				return fmt.Sprintf("the MCP server “%s” at %s, asking for %s", st.Name, st.AuthServer, scopesText(st.AuthScopes)), nil
 			}
 		}

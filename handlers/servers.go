@@ -8,7 +8,6 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/mcp"
-	"maven/app/oauth"
 	"maven/views"
 )
 
@@ -219,7 +218,7 @@ func (s *server) signInView(st mcp.ServerStatus) *views.SignIn {
 	if s.signIns == nil || !s.vault.HasVault() {
 		return nil
 	}
-	digest := oauth.Digest(st.Name, st.AuthServer, st.AuthScopes)
+	digest := st.SignInDigest()
 	return &views.SignIn{ID: "sign-in-" + strings.TrimPrefix(digest, "sha256:")[:12], AuthServer: st.AuthServer,
 		Scopes: strings.Fields(st.AuthScopes), Fingerprint: digest}
 }

@@ -1,6 +1,10 @@
 package mcp
 
-import "time"
+import (
+	"time"
+
+	"maven/app/oauth"
+)
 
 // State is where a server's connection stands (docs/design.md#rule-14).
 type State string
@@ -45,4 +49,10 @@ type ServerStatus struct {
 	// refers to, an OAuth sign-in sealed in the vault, or both.
 	UsesSecrets  bool `json:"uses_secrets,omitempty"`
 	SignInSealed bool `json:"sign_in_sealed,omitempty"`
+}
+
+// SignInDigest is what a step-up to sign in to this server names (oauth.Digest of the server,
+// and of the authorization server and scopes its card shows).
+func (st ServerStatus) SignInDigest() string {
+	return oauth.Digest(st.Name, st.AuthServer, st.AuthScopes)
 }
