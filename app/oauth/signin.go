@@ -121,16 +121,26 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 		f.outcome <- err
 		failed <- err
 	}()
+	wait := time.NewTimer(beginTimeout)
+	defer wait.Stop()
 	select {
 	case u := <-opened:
 		return u, nil
 	case err := <-failed:
 		return "", fmt.Errorf("sign-in to %s: %w", in.Server, err)
+	case <-wait.C:
+		cancel()
+		return "", fmt.Errorf("sign-in to %s: its authorization server did not answer within %s", in.Server, beginTimeout)
 	case <-ctx.Done():
 		cancel()
 		return "", ctx.Err()
 	}
 }
+
+// beginTimeout bounds what Begin waits for the authorization URL (go-sdk fetches the metadata
+// again, and may register Maven): an authorization server that never answers must not hold the
+// owner's request, nor one of the sign-ins in progress, for minutes.
+const beginTimeout = 30 * time.Second
 
 // authorize runs go-sdk's authorization code flow for the refusal in.Challenge.
 func authorize(ctx context.Context, h *auth.AuthorizationCodeHandler, in SignIn) error {
