@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"maven/app/reveal"
 	"maven/app/runner"
 )
 
@@ -86,12 +87,5 @@ func bracket(kind string, details ...string) string {
 
 // capText cuts s to at most limit bytes, without splitting a character, adding the marker.
 func capText(s string, limit int) (string, bool) {
-	if len(s) <= limit {
-		return s, false
-	}
-	cut := limit - len(truncatedMarker)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncatedMarker, true
+	return reveal.Cut(s, limit, truncatedMarker)
 }

@@ -8,10 +8,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"maven/app/config"
+	"maven/app/reveal"
 )
 
 // resolve returns the server's config with secrets expanded and the secrets generation it
@@ -115,15 +115,12 @@ func (s *supervisor) errText(err error) string {
 		msg = bytes.ReplaceAll(msg, v, []byte("***"))
 	}
 	s.mu.Unlock()
-	if len(msg) > maxErrorText {
-		cut := maxErrorText
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = append(msg[:cut], " [cut]"...)
-	}
-	return string(msg)
+	text, _ := reveal.Cut(string(msg), maxErrorText+len(cutMarker), cutMarker)
+	return text
 }
+
+// cutMarker ends an error text cut at maxErrorText.
+const cutMarker = " [cut]"
 
 // mask returns err with the message of errText, still matching what err matches.
 func (s *supervisor) mask(err error) error {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"maven/app/activity"
+	"maven/app/reveal"
 	"maven/app/vault"
 )
 
@@ -209,11 +210,7 @@ func (s *Service) record(actor, action, server string, detail map[string]any) {
 
 // errorText is err's message cut to a length the feed and the card can show.
 func errorText(err error) string {
-	const max = 512
-	msg := err.Error()
-	if len(msg) > max {
-		msg = msg[:max] + " [cut]"
-	}
+	msg, _ := reveal.Cut(err.Error(), 512+len(" [cut]"), " [cut]")
 	return msg
 }
 

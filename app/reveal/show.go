@@ -79,3 +79,16 @@ func writeEscaped(b *strings.Builder, s string, escape func(rune) bool) {
 		i += size
 	}
 }
+
+// Cut returns s cut at a character boundary so that, with marker after it, it is at most limit
+// bytes; s itself when it fits. ok reports a cut.
+func Cut(s string, limit int, marker string) (cut string, ok bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	n := max(limit-len(marker), 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + marker, true
+}

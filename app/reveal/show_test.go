@@ -46,3 +46,25 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestCut(t *testing.T) {
+	tests := []struct {
+		s     string
+		limit int
+		want  string
+		cut   bool
+	}{
+		{"short", 10, "short", false},
+		{"exactly10!", 10, "exactly10!", false},
+		{"abcdefghijkl", 10, "abcdefg…", true}, // "…" is 3 bytes: 7 + 3
+		{"abcdeféééé", 10, "abcdef…", true},    // é (2 bytes) at 6–7 is not split
+		{"abcdefghijkl", 2, "…", true},         // a marker longer than the limit stands alone
+		{"日本語のテキスト", 9, "日本…", true},           // never half a character
+	}
+	for _, c := range tests {
+		got, cut := Cut(c.s, c.limit, "…")
+		if got != c.want || cut != c.cut {
+			t.Errorf("Cut(%q, %d) = %q, %v; want %q, %v", c.s, c.limit, got, cut, c.want, c.cut)
+		}
+	}
+}
