@@ -51,7 +51,7 @@ type reloader struct {
 func newReloader(flags serveFlags, getenv func(string) string, started config.Config, fromFile bool, configs *configSync,
 	servers *mcp.Manager, forget func(string)) *reloader {
 	flags.configExplicit = flags.configExplicit || fromFile
-	file, _ := configSource(flags)
+	file := configFile(flags)
 	r := &reloader{flags: flags, file: file, getenv: getenv, configs: configs, servers: servers, forget: forget,
 		problems: configs.problems, log: configs.log, now: time.Now}
 	r.running.Store(&started)

@@ -266,7 +266,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	manager.Run(ctx)
 	go reload.onHangup(ctx, hup)
 	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", readBuildInfo().String())
-	logStart(logger, flags, cfg, d.listen)
+	logStart(logger, flags, fromFile, cfg, d.listen)
 	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
 		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
 	}

@@ -5,31 +5,28 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"maven/app/config"
 )
 
-// configSource is the config file the daemon read, or would have read (loaded false: it does
-// not exist and the embedded defaults run), as an absolute path for the log and an empty
-// /tools.
-func configSource(f serveFlags) (path string, loaded bool) {
-	path = f.configPath
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
+// configFile is the config file the daemon reads, or would read (it does not exist and the
+// embedded defaults run), as an absolute path for the log and an empty /tools.
+func configFile(f serveFlags) string {
+	if abs, err := filepath.Abs(f.configPath); err == nil {
+		return abs
 	}
-	_, err := os.Stat(path)
-	return path, err == nil
+	return f.configPath
 }
 
-// logStart says at start where the config came from and what it holds, where a browser opens
-// Maven, and, when Maven listens beyond this machine but every origin is on localhost, why a
-// browser elsewhere cannot use passkeys and what to do about it.
-func logStart(logger *slog.Logger, f serveFlags, cfg config.Config, listen string) {
-	path, loaded := configSource(f)
-	if loaded {
+// logStart says at start where the config came from (fromFile: it was read from the file,
+// else the defaults run) and what it holds, where a browser opens Maven, and, when Maven
+// listens beyond this machine but every origin is on localhost, why a browser elsewhere cannot
+// use passkeys and what to do about it.
+func logStart(logger *slog.Logger, f serveFlags, fromFile bool, cfg config.Config, listen string) {
+	path := configFile(f)
+	if fromFile {
 		logger.Info("config read", "file", path, "mcp_servers", len(cfg.MCPServers), "tools", len(cfg.Tools))
 	} else {
 		logger.Info("no config file: running on the defaults", "file", path)

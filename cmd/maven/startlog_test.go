@@ -28,7 +28,7 @@ func TestLogStart(t *testing.T) {
 			var buf bytes.Buffer
 			cfg := config.Default()
 			cfg.Origins = tt.origins
-			logStart(slog.New(slog.NewTextHandler(&buf, nil)), serveFlags{configPath: filepath.Join(dir, "maven.json")}, cfg, tt.listen)
+			logStart(slog.New(slog.NewTextHandler(&buf, nil)), serveFlags{configPath: filepath.Join(dir, "maven.json")}, false, cfg, tt.listen)
 			out := buf.String()
 			if !strings.Contains(out, "no config file: running on the defaults") || !strings.Contains(out, filepath.Join(dir, "maven.json")) {
 				t.Errorf("the config file is not named:\n%s", out)
