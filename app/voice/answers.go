@@ -147,18 +147,42 @@ func affirmative(text string) bool {
 	return false
 }
 
-// checkPending voids a pending question that came too late, whose row is gone, or whose row
-// changed state or shape since it was asked (the row is read again for this).
+// voidness is why a pending question no longer stands.
+type voidness int
+
+const (
+	voidNone    voidness = iota
+	voidLate             // the answer came after the question expired
+	voidGone             // its row is gone
+	voidChanged          // its row changed state or shape, or its arguments are not those asked with
+)
+
+// void tells whether p still stands for an answer at now, given its row as read again (row,
+// getErr).
+func (p *pending) void(row allowlist.Tool, getErr error, now time.Time) voidness {
+	switch {
+	case now.After(p.expires):
+		return voidLate
+	case getErr != nil:
+		return voidGone
+	}
+	key, err := argsKey(p.args)
+	if row.State != allowlist.StateEnabled || row.Fingerprint != p.fingerprint || !row.UpdatedAt.Equal(p.updatedAt) || err != nil || key != p.argsKey {
+		return voidChanged
+	}
+	return voidNone
+}
+
+// checkPending voids a pending question of voice's that came too late, whose row is gone, or
+// whose row changed since it was asked (the row is read again for this).
 func (s *Service) checkPending(ctx context.Context, p *pending, req Request, row allowlist.Tool, getErr error, now time.Time) (Reply, bool) {
-	if now.After(p.expires) {
+	switch p.void(row, getErr, now) {
+	case voidLate:
 		s.record(ctx, row, req, OutcomeCancelled, nil, "the answer came too late")
 		return Reply{Speech: "That came too late, so nothing ran. Ask again if you still want it.", Outcome: OutcomeCancelled, Tool: row.Name}, true
-	}
-	if getErr != nil {
+	case voidGone:
 		return Reply{Speech: "That tool is gone, so nothing ran.", Outcome: OutcomeRefused}, true
-	}
-	key, kerr := argsKey(p.args)
-	if row.State != allowlist.StateEnabled || row.Fingerprint != p.fingerprint || !row.UpdatedAt.Equal(p.updatedAt) || kerr != nil || key != p.argsKey {
+	case voidChanged:
 		s.record(ctx, row, req, OutcomeRefused, nil, "void: the tool changed after the question")
 		return Reply{Speech: fmt.Sprintf("%s changed since I asked, so nothing ran.", capitalize(spokenName(row))),
 			Outcome: OutcomeRefused, Tool: row.Name}, true

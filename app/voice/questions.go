@@ -245,14 +245,14 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 // call started: the question is declined and the call stopped.
 func (s *Service) checkAnswer(ctx context.Context, p *pending, req Request, row allowlist.Tool, getErr error, now time.Time) (Reply, bool) {
 	name := spokenName(p.server.call.row)
-	switch {
-	case now.After(p.expires):
+	switch p.void(row, getErr, now) {
+	case voidLate:
 		s.record(ctx, row, req, OutcomeCancelled, nil, "the answer came too late")
 		return Reply{Speech: fmt.Sprintf("That came too late: I declined the question and stopped %s.", name),
 			Outcome: OutcomeCancelled, Tool: row.Name}, true
-	case getErr != nil:
+	case voidGone:
 		return Reply{Speech: fmt.Sprintf("That tool is gone, so I stopped %s.", name), Outcome: OutcomeRefused}, true
-	case row.State != allowlist.StateEnabled || row.Fingerprint != p.fingerprint || !row.UpdatedAt.Equal(p.updatedAt):
+	case voidChanged:
 		s.record(ctx, row, req, OutcomeRefused, nil, "void: the tool changed while its server asked")
 		return Reply{Speech: fmt.Sprintf("%s changed since it asked, so I declined and stopped it.", capitalize(name)),
 			Outcome: OutcomeRefused, Tool: row.Name}, true
