@@ -47,7 +47,7 @@ func (s *server) guidedRow(ctx context.Context, t allowlist.Tool) (views.ToolRow
 // addVoice adds to a row's view how voice reaches it, and the phrases box of a row that takes
 // phrases, holding the saved ones.
 func (s *server) addVoice(row *views.ToolRow, t allowlist.Tool, g voice.Guide) {
-	v := views.Voice{HowToSay: text(capitalized(g.HowToSay)), Phrasable: s.phrases != nil && takesPhrases(t)}
+	v := views.Voice{HowToSay: text(capitalized(g.HowToSay)), Phrasable: s.phrases != nil && phrases.Takes(t)}
 	if g.Void {
 		// Void phrases of an enabled row were saved for another fingerprint; a row that shows a
 		// diff was redefined since. A row merely disabled keeps its phrases for when it returns.
@@ -90,12 +90,6 @@ func slots(t allowlist.Tool) []views.Text {
 	return out
 }
 
-// takesPhrases is phrases.ErrNotPhrasable's rule, for the page: only an enabled MCP row with a
-// fingerprint takes phrases (phrases.Service.Save enforces it).
-func takesPhrases(t allowlist.Tool) bool {
-	return t.State == allowlist.StateEnabled && t.IsMCP() && t.Fingerprint != ""
-}
-
 // boxRows is the height of a phrases box: its lines and one to spare, between 2 and 8.
 func boxRows(text string) int {
 	n := strings.Count(text, "\n") + 2
@@ -112,29 +106,12 @@ func (s *server) phrasesSaveable(next http.Handler) http.Handler {
 		if err != nil {
 			return err
 		}
-		if err := checkPhrases(t, shown, r.PostForm.Get("phrases")); err != nil {
+		if _, err := phrases.Check(t, shown, r.PostForm.Get("phrases")); err != nil {
 			return s.phrasesRefused(w, r, t, err)
 		}
 		next.ServeHTTP(w, r)
 		return nil
 	})
-}
-
-// checkPhrases is what a save of text to row t, as a page that showed fingerprint shown, would
-// fail with, short of the step-up.
-func checkPhrases(t allowlist.Tool, shown, text string) error {
-	if err := allowlist.CheckShown(t, shown); err != nil {
-		return err
-	}
-	if !takesPhrases(t) {
-		return phrases.ErrNotPhrasable
-	}
-	schema, err := phrases.ReadSchema(t.InputSchema)
-	if err != nil {
-		return err
-	}
-	_, _, err = phrases.Compile(t.RemoteName(), schema, text)
-	return err
 }
 
 // toolPhrasesPost saves a row's phrases (form fields "phrases", one a line, and "fingerprint");

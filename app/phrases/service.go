@@ -30,8 +30,12 @@ type Saved struct {
 // UsableFor reports whether the phrases apply to row as it is now: enabled, and the very shape
 // they were saved for.
 func (s Saved) UsableFor(row allowlist.Tool) bool {
-	return len(s.Lines) > 0 && s.ToolID == row.ID && row.State == allowlist.StateEnabled &&
-		row.IsMCP() && row.Fingerprint != "" && s.Fingerprint == row.Fingerprint
+	return len(s.Lines) > 0 && s.ToolID == row.ID && Takes(row) && s.Fingerprint == row.Fingerprint
+}
+
+// Takes reports whether row takes phrases: only an enabled MCP row with a fingerprint does.
+func Takes(row allowlist.Tool) bool {
+	return row.State == allowlist.StateEnabled && row.IsMCP() && row.Fingerprint != ""
 }
 
 // Store keeps the saved phrases. db implements it with bun on SQLite.
@@ -91,16 +95,13 @@ func (s *Service) Save(ctx context.Context, id int64, text string, proof auth.St
 	if err != nil {
 		return Saved{}, fmt.Errorf("save phrases of tool %d: %w", id, err)
 	}
-	if err := permits(proof, row); err != nil {
-		return Saved{}, fmt.Errorf("save phrases of tool %d: %w", id, err)
+	shown, ok := proof.Shown(auth.ActionSetPhrases, row.ID)
+	if !ok {
+		return Saved{}, fmt.Errorf("save phrases of tool %d: %w", id, auth.ErrStepUpRequired)
 	}
-	schema, err := ReadSchema(row.InputSchema)
+	lines, err := Check(row, shown, text)
 	if err != nil {
 		return Saved{}, fmt.Errorf("save phrases of tool %d: %w", id, err)
-	}
-	lines, _, err := Compile(row.RemoteName(), schema, text)
-	if err != nil {
-		return Saved{}, err
 	}
 	saved := Saved{ToolID: id, Lines: lines, Fingerprint: row.Fingerprint, SavedAt: s.now().UTC(), SavedBy: proof.Owner()}
 	if err := s.store.SavePhrases(ctx, saved); err != nil {
@@ -110,15 +111,22 @@ func (s *Service) Save(ctx context.Context, id int64, text string, proof auth.St
 	return saved, nil
 }
 
-// permits is the one check a save must pass: the step-up approves this action on this row, the
-// row takes phrases, and it is still the shape the proof says the owner was shown.
-func permits(proof auth.StepUp, row allowlist.Tool) error {
-	shown, ok := proof.Shown(auth.ActionSetPhrases, row.ID)
-	if !ok {
-		return auth.ErrStepUpRequired
+// Check is the one check saving text as row's phrases must pass, short of the step-up, and
+// returns the lines to keep: the row is still the shape shown (the fingerprint the owner's page
+// showed; a *allowlist.ShapeChangedError), it takes phrases (ErrNotPhrasable), and every line
+// compiles against its schema (a *Error naming each bad line).
+func Check(row allowlist.Tool, shown, text string) ([]string, error) {
+	// A row changed since it was shown says how first: a redefinition also unenables it.
+	if err := allowlist.CheckShown(row, shown); err != nil {
+		return nil, err
 	}
-	if row.State != allowlist.StateEnabled || !row.IsMCP() || row.Fingerprint == "" {
-		return ErrNotPhrasable
+	if !Takes(row) {
+		return nil, ErrNotPhrasable
 	}
-	return allowlist.CheckShown(row, shown)
+	schema, err := ReadSchema(row.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	lines, _, err := Compile(row.RemoteName(), schema, text)
+	return lines, err
 }
