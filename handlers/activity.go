@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -227,7 +228,7 @@ func entryView(e activity.Entry) views.ActivityEntry {
 		v.Utterance = text(u)
 	}
 	if args, ok := detail["args"].(map[string]any); ok {
-		for _, name := range sortedKeys(args) {
+		for _, name := range slices.Sorted(maps.Keys(args)) {
 			v.Args = append(v.Args, views.Fact{Label: text(name), Value: text(valueText(args[name])), Code: true})
 		}
 	}
@@ -340,13 +341,4 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -16,10 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -210,7 +212,7 @@ func (c Config) validate() []*Error {
 		}
 	}
 	errs = append(errs, validateTools(c.Tools)...)
-	for _, name := range sortedKeys(c.MCPServers) {
+	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
 		path := keyPath("mcpServers", name)
 		if msg := checkName(name, "server name"); msg != "" {
 			add(path, msg)

@@ -94,7 +94,7 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 		return Config{}, false
 	}
 	cfg := Default()
-	for _, key := range sortedKeys(top) {
+	for _, key := range slices.Sorted(maps.Keys(top)) {
 		raw := top[key]
 		switch key {
 		case "listen":
@@ -387,7 +387,7 @@ func (d *decoder) strMap(raw []byte, path string) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, len(obj))
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		out[k] = d.str(obj[k], keyPath(path, k), "a string")
 	}
 	return out
@@ -450,7 +450,7 @@ func (d *decoder) tools(raw []byte, path string) []Tool {
 			continue
 		}
 		var t Tool
-		for _, key := range sortedKeys(obj) {
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			switch key {
 			case "name":
 				t.Name = d.str(obj[key], keyPath(p, key), "a tool name")
@@ -464,6 +464,3 @@ func (d *decoder) tools(raw []byte, path string) []Tool {
 	}
 	return tools
 }
-
-// sortedKeys returns the keys of m in order, so that errors are deterministic.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -104,7 +104,7 @@ func Diff(running, next Config) Changes {
 			c.NeedsRestart = append(c.NeedsRestart, k.key)
 		}
 	}
-	for _, name := range sortedKeys(next.MCPServers) {
+	for _, name := range slices.Sorted(maps.Keys(next.MCPServers)) {
 		old, ok := running.MCPServers[name]
 		if !ok {
 			c.Servers.Added = append(c.Servers.Added, name)
@@ -112,14 +112,14 @@ func Diff(running, next Config) Changes {
 			c.Servers.Changed = append(c.Servers.Changed, ServerChange{Name: name, Keys: keys})
 		}
 	}
-	for _, name := range sortedKeys(running.MCPServers) {
+	for _, name := range slices.Sorted(maps.Keys(running.MCPServers)) {
 		if _, ok := next.MCPServers[name]; !ok {
 			c.Servers.Removed = append(c.Servers.Removed, name)
 		}
 	}
 	was := toolsByName(running.Tools)
 	now := toolsByName(next.Tools)
-	for _, name := range sortedKeys(now) {
+	for _, name := range slices.Sorted(maps.Keys(now)) {
 		old, ok := was[name]
 		switch {
 		case !ok:
@@ -128,7 +128,7 @@ func Diff(running, next Config) Changes {
 			c.Tools.Changed = append(c.Tools.Changed, name)
 		}
 	}
-	for _, name := range sortedKeys(was) {
+	for _, name := range slices.Sorted(maps.Keys(was)) {
 		if _, ok := now[name]; !ok {
 			c.Tools.Removed = append(c.Tools.Removed, name)
 		}

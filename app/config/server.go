@@ -109,11 +109,11 @@ func (s Server) Expanded(lookup func(name string) ([]byte, bool)) (Server, error
 	for i, a := range out.Args {
 		out.Args[i] = expand(indexPath(keyPath(path, "args"), i), a)
 	}
-	for _, k := range sortedKeys(out.Env) {
+	for _, k := range slices.Sorted(maps.Keys(out.Env)) {
 		out.Env[k] = expand(keyPath(keyPath(path, "env"), k), out.Env[k])
 	}
 	out.URL = expand(keyPath(path, "url"), s.URL)
-	for _, k := range sortedKeys(out.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(out.Headers)) {
 		out.Headers[k] = expand(keyPath(keyPath(path, "headers"), k), out.Headers[k])
 	}
 	if out.OAuth != nil {
@@ -132,11 +132,11 @@ func (s Server) eachSecretValue(path string, fn func(key, value string)) {
 	for i, a := range s.Args {
 		fn(indexPath(keyPath(path, "args"), i), a)
 	}
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		fn(keyPath(keyPath(path, "env"), k), s.Env[k])
 	}
 	fn(keyPath(path, "url"), s.URL)
-	for _, k := range sortedKeys(s.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		fn(keyPath(keyPath(path, "headers"), k), s.Headers[k])
 	}
 	if s.OAuth != nil {
@@ -254,7 +254,7 @@ func (s Server) validate(path string) []*Error {
 			add(key("cwd"), "expected an absolute directory path, got "+quoteValue(s.Cwd))
 		}
 	}
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		if !validEnvName(k) {
 			add(keyPath(key("env"), k), "expected an environment variable name such as API_KEY")
 		}
@@ -264,7 +264,7 @@ func (s Server) validate(path string) []*Error {
 			add(key("url"), msg)
 		}
 	}
-	for _, k := range sortedKeys(s.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		p := keyPath(key("headers"), k)
 		if !validHeaderName(k) {
 			add(p, "expected an HTTP header name such as Authorization")

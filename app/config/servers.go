@@ -3,6 +3,8 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -57,7 +59,7 @@ func (d *decoder) servers(raw []byte, path string, into *map[string]Server) {
 	if *into == nil {
 		*into = make(map[string]Server, len(obj))
 	}
-	for _, name := range sortedKeys(obj) {
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		p := keyPath(path, name)
 		if _, dup := (*into)[name]; dup {
 			d.failf(p, fmt.Sprintf("the server %q is listed twice (in mcpServers and in another client's list); keep one", name))
@@ -88,7 +90,7 @@ func (d *decoder) server(raw []byte, path, name string) (Server, bool) {
 		return Server{}, false
 	}
 	f := serverFields{s: Server{Name: name}}
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		d.serverKey(&f, obj[key], path, key)
 	}
 	if d.failed(before) {
@@ -184,7 +186,7 @@ func (d *decoder) oauth(raw json.RawMessage, path string) *OAuth {
 		return nil
 	}
 	o := &OAuth{}
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		p := keyPath(path, key)
 		switch key {
 		case "client_id":
@@ -203,7 +205,7 @@ func (d *decoder) oauth(raw json.RawMessage, path string) *OAuth {
 // zedCommand reads the command object older Zed versions write: {"path", "args", "env"}.
 func (d *decoder) zedCommand(s *Server, raw json.RawMessage, path string) {
 	obj, _ := d.object(raw, path)
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		p := keyPath(path, key)
 		switch key {
 		case "path":
@@ -272,7 +274,7 @@ func (d *decoder) substitute(s *Server, path string) {
 	for i, a := range s.Args {
 		s.Args[i] = d.commandLineValue(a, indexPath(key("args"), i), ownEnv)
 	}
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		p := keyPath(key("env"), k)
 		v := s.Env[k]
 		if v != "" && secretLike(k) && !strings.Contains(v, refOpen) {
@@ -282,7 +284,7 @@ func (d *decoder) substitute(s *Server, path string) {
 	}
 	s.Cwd = d.expandVars(s.Cwd, key("cwd"), nil)
 	s.URL = d.expandVars(s.URL, key("url"), nil)
-	for _, k := range sortedKeys(s.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		s.Headers[k] = d.expandVars(s.Headers[k], keyPath(key("headers"), k), nil)
 	}
 	if o := s.OAuth; o != nil {

@@ -3,7 +3,9 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -33,7 +35,7 @@ func (d *decoder) voice(raw []byte, path string) Voice {
 		return Voice{}
 	}
 	var v Voice
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		p, raw := keyPath(path, key), obj[key]
 		switch key {
 		case "wake_words":

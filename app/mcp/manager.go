@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -178,7 +179,7 @@ func NewManager(servers map[string]config.Server, rec Reconciler, opts ManagerOp
 		runs:     map[*supervisor]*running{},
 	}
 	set := newSupervisorSet()
-	for _, name := range sortedKeys(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		set.add(newSupervisor(m, name, withName(name, servers[name])))
 	}
 	m.servers.Store(set)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -210,7 +211,7 @@ func planChanges(server string, rows []allowlist.Tool, listed map[string]listedT
 			}
 		}
 	}
-	for _, name := range sortedKeys(listed) {
+	for _, name := range slices.Sorted(maps.Keys(listed)) {
 		lt := listed[name]
 		row, exists := byTool[name]
 		switch {
@@ -362,13 +363,4 @@ func sameFingerprints(last map[string]string, listed map[string]listedTool) bool
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

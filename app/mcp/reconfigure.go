@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"maven/app/config"
@@ -100,7 +101,7 @@ func (m *Manager) Reconfigure(servers map[string]config.Server) Reconfigured {
 	var res Reconfigured
 	var stopping []*supervisor
 	keep := map[string]bool{}
-	for _, name := range sortedKeys(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		s, ok := cur.byName[name]
 		if !ok {
 			res.Added = append(res.Added, name)
@@ -136,7 +137,7 @@ func (m *Manager) Reconfigure(servers map[string]config.Server) Reconfigured {
 	defer m.mu.Unlock()
 	next := newSupervisorSet()
 	var started []*supervisor
-	for _, name := range sortedKeys(servers) {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		cfg := withName(name, servers[name])
 		if keep[name] {
 			next.add(cur.byName[name])

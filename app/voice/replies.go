@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -135,7 +136,7 @@ func readBack(args map[string]any) string {
 	if len(args) == 0 {
 		return ""
 	}
-	keys := sortedKeys(args)
+	keys := slices.Sorted(maps.Keys(args))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = spokenWords(k) + " " + spokenValue(args[k])

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -295,7 +296,7 @@ func (s *Service) byPhrase(ctx context.Context, idx *index, req Request, text st
 	args := map[string]any{}
 	var wrong []string
 	var why error
-	for _, name := range sortedKeys(bestMatch.Values) {
+	for _, name := range slices.Sorted(maps.Keys(bestMatch.Values)) {
 		v, err := phrases.Coerce(best.schema.Props[name], bestMatch.Values[name])
 		if err != nil {
 			wrong = append(wrong, name)
@@ -348,12 +349,3 @@ func (idx *index) bind(row allowlist.Tool, tail string) (map[string]any, error) 
 }
 
 var errLocalArgs = errors.New("local commands take no spoken arguments")
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
