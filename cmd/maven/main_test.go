@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"maven/app/ipc"
 	"maven/internal/daemontest"
 )
 
@@ -201,6 +203,12 @@ func TestProposeRefusesBadInput(t *testing.T) {
 		if out, err := maven(t, data, args...); err == nil {
 			t.Errorf("%q was accepted: %s", args, out)
 		}
+	}
+	// Over IPC, a bad name or argv is error -32602 (docs/design.md#ipc).
+	var rpcErr *ipc.Error
+	err := ipc.Call(context.Background(), filepath.Join(data, "maven.sock"), "propose_tool", proposeParams{Name: "bad name", Argv: []string{"/bin/echo"}}, nil)
+	if !errors.As(err, &rpcErr) || rpcErr.Code != ipc.InvalidParams {
+		t.Errorf("propose_tool with a bad name: %v, want error %d", err, ipc.InvalidParams)
 	}
 	if rows := toolsJSON(t, data); len(rows) != 0 {
 		t.Fatalf("refused proposals left rows: %+v", rows)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/app/config"
+	"maven/app/ipc"
 	"maven/app/mcp/mcptest"
 	"maven/app/vault"
 	"maven/db"
@@ -172,6 +174,12 @@ func TestDaemonWithVaultBootsLockedAndSecretsWaitForUnlock(t *testing.T) {
 	}
 	if out, err := secretSet(t, data, "tok", "tk-42"); err == nil || !strings.Contains(out, "locked") {
 		t.Fatalf("secret set while locked: %v %s", err, out)
+	}
+	// Over IPC, the refusal is error 423 (docs/design.md#ipc).
+	var rpcErr *ipc.Error
+	err := ipc.Call(context.Background(), filepath.Join(data, "maven.sock"), "secret_set", secretSetParams{Name: "tok", Value: []byte("tk-42")}, nil)
+	if !errors.As(err, &rpcErr) || rpcErr.Code != 423 {
+		t.Fatalf("secret_set while locked: %v, want error 423", err)
 	}
 	// While locked nothing runs: the voice webhook answers so.
 	token, err := maven(t, data, "voice-token", "--rotate")
