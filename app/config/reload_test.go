@@ -153,3 +153,23 @@ func TestProblemsRefusal(t *testing.T) {
 		t.Error("an applied config does not end the refusal")
 	}
 }
+
+// TestEveryTopKeyIsReloadedOrNeedsARestart: a top-level key is either applied by a reload (the
+// tools and the MCP servers) or one of the restart keys docs/design.md#config lists, so a new
+// key cannot look applied while the running services keep the old value.
+func TestEveryTopKeyIsReloadedOrNeedsARestart(t *testing.T) {
+	documented := []string{"listen", "rp_id", "origins", "tls_cert", "tls_key", "trusted_proxies", "metrics",
+		"refresh_interval", "step_up_window", "voice"}
+	var restart []string
+	for _, k := range restartKeys {
+		restart = append(restart, k.key)
+	}
+	if !slices.Equal(restart, documented) {
+		t.Errorf("restart keys %v, docs/design.md#config lists %v", restart, documented)
+	}
+	for _, key := range topKeys {
+		if !slices.Contains(restart, key) && key != "tools" && key != "mcpServers" {
+			t.Errorf("top-level key %q is neither applied by a reload nor reported as needing a restart", key)
+		}
+	}
+}
