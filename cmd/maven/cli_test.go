@@ -123,6 +123,7 @@ func TestExitStatusAndSuggestions(t *testing.T) {
 		// Failed: no daemon answers, and the error says where it looked and how to look elsewhere.
 		{[]string{"status"}, 1, "maven daemon is not running with data directory " + nowhere + " (no socket at " + nowhere + "/maven.sock): start one with 'maven serve', or pass --data DIR"},
 		{[]string{"version"}, 0, ""},
+		{[]string{"--version"}, 0, ""},
 	}
 	for _, tt := range tests {
 		_, errb, code := runMaven(t, env, tt.args...)

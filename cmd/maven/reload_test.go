@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -226,8 +227,9 @@ func testReloadWhileAVoiceTurnRuns(t *testing.T, reload reloadTrigger, printed b
 	writeFile(t, cfg, `{"listen": "nowhere", "tols": [], "mcpServers": {"steady": {"type": "http", "url": "ftp://x"}, "bad": {"commnd": "x"}}}`)
 	out, err = reload(t, d)
 	if printed {
-		if err == nil {
-			t.Errorf("maven reload of a broken config exits 0:\n%s", out)
+		// 1: the command failed; 2 would say the command line was wrong.
+		if exit := new(exec.ExitError); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("maven reload of a broken config: %v, want exit status 1:\n%s", err, out)
 		}
 		for _, want := range []string{"was refused and the running config stays", "listen: ", "tols: unknown key",
 			"mcpServers.steady.url: ", "mcpServers.bad.commnd: unknown key"} {
