@@ -107,7 +107,11 @@ func (m *Manager) Reconfigure(servers map[string]config.Server) Reconfigured {
 			res.Added = append(res.Added, name)
 			continue
 		}
-		switch keys := s.cfg.ChangedKeys(servers[name]); {
+		// The session keeps the entry it started with; allow_tools is the running one, which an
+		// earlier reload may have changed.
+		running := s.cfg
+		running.AllowTools = cur.allow[name]
+		switch keys := running.ChangedKeys(servers[name]); {
 		case len(keys) == 0:
 			keep[name] = true
 		case slices.Equal(keys, []string{"allow_tools"}):

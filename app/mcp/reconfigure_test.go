@@ -109,6 +109,10 @@ func TestManagerReconfigure(t *testing.T) {
 	if n := rec.count("steady"); n != steadyLists {
 		t.Errorf("the unchanged server was listed again (%d lists, was %d)", n, steadyLists)
 	}
+	// The same config again changes nothing, the allow_tools applied above included.
+	if again := m.Reconfigure(next); !cmp.Equal(again, Reconfigured{}) {
+		t.Errorf("reloading the same config: %+v, want nothing done", again)
+	}
 }
 
 // TestManagerReconfigureChangedCommandLine: a stdio server whose arguments changed is stopped,
