@@ -197,7 +197,7 @@ func TestDaemonDiscoversAndKeepsApprovals(t *testing.T) {
 	http1.stop()
 	writeConfig(filepath.Join(dir, "no-such-binary"))
 	daemontest.ApproveCommandLines(t, data, cfg) // a changed command line needs approval again
-	d = startDaemon(t, data, "--config", cfg)
+	startDaemon(t, data, "--config", cfg)
 	waitFor(t, 10*time.Second, func() bool {
 		s := mcpServers(t, data)
 		return s["notes"].State == "failed" && s["my-tasks"].State == "backoff"
@@ -280,7 +280,7 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 	}
 
 	daemontest.ApproveCommandLines(t, data, cfg)
-	d = startDaemon(t, data, "--config", cfg)
+	startDaemon(t, data, "--config", cfg)
 	// touch is no MCP server: it runs, exits, and the dial fails; the marker proves it ran.
 	waitFor(t, 10*time.Second, func() bool {
 		_, err := os.Stat(marker)
