@@ -34,7 +34,7 @@ func (b *Browser) Enroll(ctx context.Context, a *authtest.Authenticator, id int6
 
 // SetSecret seals value under name as the /secrets page does, behind its step-up.
 func (b *Browser) SetSecret(ctx context.Context, a *authtest.Authenticator, name, value string) error {
-	if err := b.StepUp(ctx, a, auth.One(auth.ActionSetSecret, 0, "")); err != nil {
+	if err := b.StepUp(ctx, a, auth.One(auth.ActionSetSecret, 0, name)); err != nil {
 		return err
 	}
 	form := url.Values{"name": {name}, "value": {value}}
