@@ -109,24 +109,56 @@ func runAll(t *testing.T, node, cli, out string, names []string, clients map[str
 			jobs = append(jobs, job{name, who, o})
 		}
 	}
+	run := func(j job) {
+		dir := filepath.Join(out, j.who, strconv.Itoa(slices.Index(names, j.name)))
+		*j.out = runTimed(node, cli, dir, j.name, clients[j.who])
+	}
 	// Each run is a node process with its mock servers and a client (for Maven, a daemon too),
-	// mostly waiting on each other: four at once keep two cores busy.
+	// mostly waiting on each other: four at once keep two cores busy. A scenario that times the
+	// client runs alone afterwards, so that the others do not delay it.
 	queue := make(chan job)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for j := range queue {
-				dir := filepath.Join(out, j.who, strconv.Itoa(slices.Index(names, j.name)))
-				*j.out = runScenario(node, cli, dir, j.name, clients[j.who])
+				run(j)
 			}
 		})
 	}
+	var timed []job
 	for _, j := range jobs {
+		if timedScenarios[j.name] {
+			timed = append(timed, j)
+			continue
+		}
 		queue <- j
 	}
 	close(queue)
 	wg.Wait()
+	for _, j := range timed {
+		run(j)
+	}
 	return results
+}
+
+// timedScenarios are the scenarios whose checks time the client: sse-retry wants the reconnect
+// 500 ms after the stream closed, and warns, failing the run, past 700 ms.
+var timedScenarios = map[string]bool{"sse-retry": true}
+
+// runTimed runs a scenario as runScenario does, and again, up to three runs in all, while the
+// only thing wrong is that the client was slightly late. On a shared two-core machine under
+// the rest of the tests a reconnect can start a few hundred milliseconds late (866 ms once in
+// CI; 502 ms in each of 6 idle runs, Maven and the reference alike). A client that ignores
+// the retry field, reconnects early, or does not reconnect fails every run.
+func runTimed(node, cli, dir, name, command string) outcome {
+	var o outcome
+	for attempt := 1; attempt <= 3; attempt++ {
+		o = runScenario(node, cli, filepath.Join(dir, strconv.Itoa(attempt)), name, command)
+		if !o.onlyLate {
+			break
+		}
+	}
+	return o
 }
 
 // outcome is what one run of a scenario with one client came to.
@@ -136,6 +168,7 @@ type outcome struct {
 	timedOut    bool   // the suite killed the client
 	passed, of  int    // checks that succeeded, of those that succeeded or failed
 	failure     string // the first failed check or warning
+	onlyLate    bool   // the suite failed the run only for the client's slightly late reconnect
 	said        string // this package's command's last word on a failure
 	output      string // the suite's output and the client's stderr, for a failure message
 	pass        bool   // the verdict
@@ -231,6 +264,7 @@ func (o *outcome) readChecks(path string) {
 		o.err = fmt.Errorf("%s: %w", path, err)
 		return
 	}
+	late, other := 0, 0
 	for _, c := range checks {
 		switch c.Status {
 		case "SUCCESS":
@@ -243,8 +277,14 @@ func (o *outcome) readChecks(path string) {
 			if o.failure == "" {
 				o.failure = strings.TrimSpace(c.Status + " " + c.Name + ": " + c.Description + " " + c.ErrorMessage)
 			}
+			if c.Status == "WARNING" && c.Name == "ClientRespectsRetryField" && strings.Contains(c.ErrorMessage, "slightly late") {
+				late++
+			} else {
+				other++
+			}
 		}
 	}
+	o.onlyLate = late > 0 && other == 0 && o.clientExit == 0 && !o.timedOut && o.err == nil
 }
 
 // suitePeers returns Node 22 and the suite's CLI script, or skips (fails with
@@ -312,4 +352,31 @@ func clientScenarios(t *testing.T, node, cli string) []string {
 		t.Fatalf("conformance %s lists %d client scenarios, not 26:\n%s", suiteVersion, len(names), out)
 	}
 	return names
+}
+
+// TestOnlyALateReconnectIsRunAgain checks that runTimed runs again only for the suite's
+// "slightly late" warning, never for a failure: a client that ignores the retry field (very
+// late), reconnects early, or also fails another check must fail.
+func TestOnlyALateReconnectIsRunAgain(t *testing.T) {
+	const late = `{"name":"ClientRespectsRetryField","status":"WARNING","errorMessage":"Client reconnected slightly late (866ms instead of 500ms)."}`
+	for _, c := range []struct {
+		name, checks string
+		want         bool
+	}{
+		{"slightly late", `[{"name":"ClientGracefulReconnect","status":"SUCCESS"},` + late + `]`, true},
+		{"very late", `[{"name":"ClientRespectsRetryField","status":"FAILURE","errorMessage":"Client reconnected very late (1500ms instead of 500ms)."}]`, false},
+		{"too early", `[{"name":"ClientRespectsRetryField","status":"FAILURE","errorMessage":"Client reconnected too early (100ms instead of 500ms)."}]`, false},
+		{"late and no Last-Event-ID", `[` + late + `,{"name":"ClientSendsLastEventId","status":"WARNING","errorMessage":"Client did not send Last-Event-ID header on reconnection."}]`, false},
+		{"all passed", `[{"name":"ClientRespectsRetryField","status":"SUCCESS"}]`, false},
+	} {
+		path := filepath.Join(t.TempDir(), "checks.json")
+		if err := os.WriteFile(path, []byte(c.checks), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var o outcome
+		o.readChecks(path)
+		if o.err != nil || o.onlyLate != c.want {
+			t.Errorf("%s: onlyLate = %v (err %v), want %v", c.name, o.onlyLate, o.err, c.want)
+		}
+	}
 }
