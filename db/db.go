@@ -18,7 +18,6 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
-	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
 //go:embed migrations/*.sql
@@ -29,6 +28,9 @@ var migrationFiles embed.FS
 // only (0600). A database a newer Maven has migrated is refused (ErrNewerSchema), before anything
 // is written to it. The pragmas run in this order on every pooled connection: busy_timeout first,
 // so that switching to WAL waits instead of failing, then WAL, then foreign keys.
+//
+// The connections come from a driver of Open's own, so that what it adds to them (the search
+// function) reaches no other database in the process.
 func Open(ctx context.Context, path string) (*bun.DB, error) {
 	if err := ownerOnly(path); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -53,11 +55,11 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 
-	sqldb, err := sql.Open("sqlite", dsn)
+	drv, err := newDriver()
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	bdb := bun.NewDB(sqldb, sqlitedialect.New())
+	bdb := bun.NewDB(sql.OpenDB(connector{drv: drv, dsn: dsn}), sqlitedialect.New())
 	if err := bdb.PingContext(ctx); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, mapError(err, nil))

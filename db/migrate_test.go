@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
 
+	"maven/app/allowlist"
 	"maven/db"
 )
 
@@ -54,6 +55,12 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 	if _, err := earlier.ExecContext(ctx, "SELECT public_key FROM vault_slots"); err == nil {
 		t.Fatalf("the database of migrations up to %s already has vault_slots.public_key", shippedUpTo)
 	}
+	// A row the earlier Maven indexed is found by the index that replaced that one.
+	if _, err := earlier.ExecContext(ctx, `INSERT INTO tools (name, cmd, scope, state, destructive, read_only,
+		description, source, created_at, updated_at) VALUES ('weather', '["/bin/weather"]', 'local', 'proposed', 1, 0,
+		'Reads the Forecast', 'cli', '2026-12-01T00:00:00Z', '2026-12-01T00:00:00Z')`); err != nil {
+		t.Fatal(err)
+	}
 	earlier.Close()
 
 	bdb, err := db.Open(ctx, path)
@@ -67,6 +74,10 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 	var automerge int
 	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&automerge); err != nil || automerge != 16 {
 		t.Fatalf("automerge = %d, %v; want 16", automerge, err)
+	}
+	found, err := db.NewToolStore(bdb).ListTools(ctx, allowlist.Filter{Query: "FORECAST"})
+	if err != nil || len(found) != 1 || found[0].Name != "weather" {
+		t.Fatalf("searching the migrated index: %v, %v", found, err)
 	}
 	if _, err := bdb.ExecContext(ctx, "SELECT count(*) FROM tool_event_repeats"); err != nil {
 		t.Fatal(err)

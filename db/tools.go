@@ -396,24 +396,13 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	switch {
 	case f.Query == "":
 	case utf8.RuneCountInString(f.Query) >= 3:
-		// The trigram index answers substrings of three characters or more.
-		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", ftsPhrase(f.Query))
+		// The index names the candidates, and the function is called on those alone (search.go).
+		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ? AND "+
+			containsFolded+"(?, name, scope, cmd, description))", trigramQuery(f.Query), f.Query)
 	default:
-		pat := "%" + escapeLike(f.Query) + "%"
-		q = q.Where("(name LIKE ? ESCAPE '!' OR scope LIKE ? ESCAPE '!' OR cmd LIKE ? ESCAPE '!' OR description LIKE ? ESCAPE '!')", pat, pat, pat, pat)
+		q = q.Where(containsFolded+"(?, name, scope, cmd, description)", f.Query)
 	}
 	return q
-}
-
-// ftsPhrase makes s one literal FTS5 phrase: inside double quotes nothing is syntax but a
-// doubled quote.
-func ftsPhrase(s string) string {
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// escapeLike makes s match itself literally in a LIKE pattern with ESCAPE '!'.
-func escapeLike(s string) string {
-	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
 // stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of

@@ -93,6 +93,9 @@ func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 	}
 	propose("quoted", `say "hi" NEAR(a b) OR c*`)
 	row := propose("weather", "Reads the Forecast")
+	// Every three-character run of "archive_b" is here, but not "archive_b" itself.
+	propose("scattered", "archive x chive_b")
+	propose("umlaut", "Über alles")
 	names := func(q string) string {
 		rows, err := store.ListTools(ctx, allowlist.Filter{Query: q})
 		if err != nil {
@@ -106,8 +109,11 @@ func TestSearchIndexFollowsRowsAndIsLiteral(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		`"hi"`: "quoted ", `NEAR(a`: "quoted ", `OR c*`: "quoted ", `c*`: "quoted ", // two characters go to LIKE, where * is literal too
-		"forecast": "weather ", "FORECAST": "weather ", "srv": "quoted weather ", "mcp:srv": "quoted weather ",
+		"forecast": "weather ", "FORECAST": "weather ", "srv": "quoted weather scattered umlaut ", "mcp:srv": "quoted weather scattered umlaut ",
 		`" OR "`: "", `""`: "",
+		"archive_b": "", "chive_b": "scattered ", "archive x": "scattered ",
+		// Case is ignored beyond ASCII too, as the trigram index ignores it, whatever the length.
+		"über": "umlaut ", "ÜBER ALLES": "umlaut ", "üB": "umlaut ", "Ü": "umlaut ",
 	} {
 		if got := names(q); got != want {
 			t.Errorf("%q: got %q, want %q", q, got, want)
