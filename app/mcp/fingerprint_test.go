@@ -6,9 +6,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -552,4 +555,24 @@ func BenchmarkFingerprint(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzCompareUTF16: jcsCompareUTF16 orders any two valid strings as their UTF-16 code units do,
+// which is what JCS sorts object keys by.
+func FuzzCompareUTF16(f *testing.F) {
+	for _, p := range [][2]string{
+		{"a", "b"}, {"ab", "a"}, {"", "x"}, {"€", "😀"}, {"\uffff", "😀"}, {"a\ue000", "a😀"},
+		{"דּ", "\r"}, {"same", "same"}, {"pre€", "pre"}, {"x😀y", "x😀z"},
+	} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return
+		}
+		want := slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+		if got := jcsCompareUTF16(a, b); (got > 0) != (want > 0) || (got < 0) != (want < 0) {
+			t.Fatalf("jcsCompareUTF16(%q, %q) = %d, UTF-16 order says %d", a, b, got, want)
+		}
+	})
 }

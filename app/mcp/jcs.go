@@ -269,6 +269,19 @@ func jcsWrite(out *bytes.Buffer, v any, depth int) error {
 // jcsCompareUTF16 orders strings by their UTF-16 code units, as JCS requires; this differs from
 // byte order once characters outside the BMP meet characters from U+E000 up.
 func jcsCompareUTF16(a, b string) int {
+	// Up to their first differing byte the two strings are equal; where that byte is ASCII in
+	// both, byte order is UTF-16 order. Otherwise compare from the start of that character.
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i < len(a) && i < len(b) && a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return int(a[i]) - int(b[i])
+	}
+	for i > 0 && i < len(a) && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	a, b = a[i:], b[i:]
 	var ua, ub [2]uint16
 	for a != "" && b != "" {
 		ra, na := utf8.DecodeRuneInString(a)
@@ -282,34 +295,40 @@ func jcsCompareUTF16(a, b string) int {
 }
 
 // jcsWriteString quotes s as ECMAScript JSON.stringify does: only '"', '\\' and control
-// characters are escaped; everything else, U+2028 and '/' included, stays literal.
+// characters are escaped; everything else, U+2028 and '/' included, stays literal. The runs
+// between escapes are copied whole.
 func jcsWriteString(out *bytes.Buffer, s string) {
 	const hexDigits = "0123456789abcdef"
 	out.WriteByte('"')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out.WriteString(s[start:i])
+		start = i + 1
+		switch c {
+		case '"', '\\':
 			out.WriteByte('\\')
 			out.WriteByte(c)
-		case c == '\b':
+		case '\b':
 			out.WriteString(`\b`)
-		case c == '\t':
+		case '\t':
 			out.WriteString(`\t`)
-		case c == '\n':
+		case '\n':
 			out.WriteString(`\n`)
-		case c == '\f':
+		case '\f':
 			out.WriteString(`\f`)
-		case c == '\r':
+		case '\r':
 			out.WriteString(`\r`)
-		case c < 0x20:
+		default:
 			out.WriteString(`\u00`)
 			out.WriteByte(hexDigits[c>>4])
 			out.WriteByte(hexDigits[c&0xf])
-		default:
-			out.WriteByte(c)
 		}
 	}
+	out.WriteString(s[start:])
 	out.WriteByte('"')
 }
 
