@@ -25,11 +25,18 @@ type reconcileTimes struct {
 // passes, and returns their totals.
 func benchReconcile(t *testing.T) reconcileTimes {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
+	// As the daemon opens it, with its upkeep: checkpoints as the passes write, and the search
+	// index merged in the pauses between them.
+	upkeep := db.NewUpkeep(slog.New(slog.DiscardHandler))
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"), db.OnCommit(upkeep.Committed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bdb.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); upkeep.Run(runCtx, bdb) }()
+	defer func() { stop(); <-done }()
 	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	rec := mcp.NewToolReconciler(svc, time.Now, slog.New(slog.DiscardHandler))
 	const servers = 100

@@ -30,8 +30,8 @@ var migrationFiles embed.FS
 // so that switching to WAL waits instead of failing, then WAL, then foreign keys.
 //
 // The connections come from a driver of Open's own, so that what it adds to them (the search
-// function) reaches no other database in the process.
-func Open(ctx context.Context, path string) (*bun.DB, error) {
+// function, the options' hooks) reaches no other database in the process.
+func Open(ctx context.Context, path string, opts ...Option) (*bun.DB, error) {
 	if err := ownerOnly(path); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -43,9 +43,10 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 	// A statement that writes many rows keeps its rollback journal in memory, not in a
 	// temporary file created and deleted for it.
 	q.Add("_pragma", "temp_store(MEMORY)")
-	// Checkpoint every 8000 pages (about 32 MB of WAL), not 1000: a discovery of many servers
-	// rewrites the same index pages in transaction after transaction, and a checkpoint copies
-	// each page once however often it was written since the last.
+	// SQLite's own checkpoint, which runs inside the commit that crosses its threshold, stays
+	// as the backstop of Upkeep: at 8000 pages (about 32 MB of WAL), not 1000, since a
+	// discovery of many servers rewrites the same index pages in transaction after transaction
+	// and a checkpoint copies each page once however often it was written since the last.
 	q.Add("_pragma", "wal_autocheckpoint(8000)")
 	// BEGIN IMMEDIATE takes the write lock up front, so two writers queue on busy_timeout
 	// instead of failing when one upgrades a read transaction.
@@ -55,7 +56,7 @@ func Open(ctx context.Context, path string) (*bun.DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 
-	drv, err := newDriver()
+	drv, err := newDriver(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}

@@ -107,14 +107,17 @@ func TestOpenSetsThePragmas(t *testing.T) {
 	}
 }
 
-// TestSearchIndexMergesAtSixteen: the search index keeps the automerge setting its migration gave
-// it (FTS5 stores it in the index's own config table).
-func TestSearchIndexMergesAtSixteen(t *testing.T) {
+// TestSearchIndexMergesAtRest: the search index keeps the merge settings its migration gave it
+// (FTS5 stores them in the index's own config table): no merge inside a write until a level holds
+// 128 segments, since the upkeep merges when writes pause.
+func TestSearchIndexMergesAtRest(t *testing.T) {
 	ctx := context.Background()
 	bdb := newDB(t)
-	var v int
-	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&v); err != nil || v != 16 {
-		t.Fatalf("automerge = %d, %v; want 16", v, err)
+	for k, want := range map[string]int{"automerge": 0, "crisismerge": 128} {
+		var v int
+		if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = ?", k).Scan(&v); err != nil || v != want {
+			t.Errorf("%s = %d, %v; want %d", k, v, err, want)
+		}
 	}
 }
 

@@ -72,8 +72,8 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 		t.Fatalf("after Open: %v, want %v", got, all)
 	}
 	var automerge int
-	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&automerge); err != nil || automerge != 16 {
-		t.Fatalf("automerge = %d, %v; want 16", automerge, err)
+	if err := bdb.QueryRowContext(ctx, "SELECT v FROM tools_search_config WHERE k = 'automerge'").Scan(&automerge); err != nil || automerge != 0 {
+		t.Fatalf("automerge = %d, %v; want 0", automerge, err)
 	}
 	found, err := db.NewToolStore(bdb).ListTools(ctx, allowlist.Filter{Query: "FORECAST"})
 	if err != nil || len(found) != 1 || found[0].Name != "weather" {

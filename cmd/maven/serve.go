@@ -84,11 +84,15 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 
-	bdb, err := db.Open(ctx, filepath.Join(flags.dataDir, "maven.db"))
+	// The database's upkeep (checkpoints, merging the search index) runs off the writers'
+	// path, and stops before the database closes.
+	upkeep := db.NewUpkeep(logger)
+	bdb, err := db.Open(ctx, filepath.Join(flags.dataDir, "maven.db"), db.OnCommit(upkeep.Committed))
 	if err != nil {
 		return err
 	}
 	defer bdb.Close()
+	defer runUntilStopped(ctx, func(ctx context.Context) { upkeep.Run(ctx, bdb) })()
 
 	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	problems := &config.Problems{}
@@ -379,4 +383,13 @@ func releaseAfterLock(credentials *http.Transport) {
 			credentials.CloseIdleConnections()
 		})
 	}
+}
+
+// runUntilStopped runs fn on a goroutine of its own, and returns what stops it: that cancels
+// fn's context and waits for fn to return.
+func runUntilStopped(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	return func() { cancel(); <-done }
 }

@@ -1,0 +1,149 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"maven/app/allowlist"
+	"maven/db"
+)
+
+// openWithUpkeep opens a database as serve does, the upkeep hearing its commits, which commits
+// counts; the upkeep runs once run is called, until the test ends.
+func openWithUpkeep(t *testing.T, path string, commits *atomic.Int64) (bdb *bun.DB, run func()) {
+	t.Helper()
+	ctx := context.Background()
+	upkeep := db.NewUpkeep(slog.New(slog.DiscardHandler))
+	bdb, err := db.Open(ctx, path, db.OnCommit(func() { commits.Add(1); upkeep.Committed() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	started := false
+	t.Cleanup(func() {
+		stop()
+		if started {
+			<-done
+		}
+		bdb.Close()
+	})
+	return bdb, func() {
+		started = true
+		go func() { defer close(done); upkeep.Run(runCtx, bdb) }()
+	}
+}
+
+// TestUpkeepCopiesCommitsIntoTheFile: with the upkeep running, what a commit wrote reaches the
+// database file itself, long before SQLite's own checkpoint (8000 pages) would copy it; without
+// it, the file stays as the migrations left it.
+func TestUpkeepCopiesCommitsIntoTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "maven.db")
+	bdb, run := openWithUpkeep(t, path, new(atomic.Int64))
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	write := func(key string) {
+		if _, err := bdb.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, zeroblob(200000), '2026')`, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := size()
+	write("a")
+	if got := size(); got != before {
+		t.Fatalf("the file grew from %d to %d bytes with no upkeep running", before, got)
+	}
+	run()
+	write("b")
+	waitFor(t, "the log copied into the file", func() bool { return size() >= before+200000 })
+}
+
+// TestUpkeepMergesTheIndexWhenWritesPause: each discovery adds a segment to the search index,
+// and no write merges them (automerge 0); once writes pause, the upkeep merges them, finds every
+// row as before, and then goes quiet: its own merges do not start it again.
+func TestUpkeepMergesTheIndexWhenWritesPause(t *testing.T) {
+	ctx := context.Background()
+	var commits atomic.Int64
+	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), &commits)
+	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	const rows = 20
+	for i := range rows {
+		name := fmt.Sprintf("weather_%02d", i)
+		if _, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: name, Cmd: []string{"mcp", "weather", name},
+			Scope: "mcp:weather", ReadOnly: true, Description: "Reads the forecast", Source: allowlist.SourceDiscovery}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segments := func() int {
+		var n int
+		if err := bdb.QueryRowContext(ctx, "SELECT count(DISTINCT segid) FROM tools_search_idx").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := segments(); n < rows {
+		t.Fatalf("%d segments after %d discoveries, before any upkeep: did a write merge them?", n, rows)
+	}
+	run()
+	waitFor(t, "the index merged", func() bool { return segments() < 4 })
+	found, err := db.NewToolStore(bdb).ListTools(ctx, allowlist.Filter{Query: "FORECAST"})
+	if err != nil || len(found) != rows {
+		t.Fatalf("after the merge the index finds %d rows (%v), want %d", len(found), err, rows)
+	}
+
+	// Four pauses to let the last round end, then four more in which nothing may commit: long
+	// enough for a merge that its own commits restarted to show.
+	time.Sleep(4 * 250 * time.Millisecond)
+	quiet := commits.Load()
+	time.Sleep(4 * 250 * time.Millisecond)
+	if n := commits.Load() - quiet; n != 0 {
+		t.Fatalf("%d commits with nobody writing: the upkeep keeps restarting itself", n)
+	}
+}
+
+// TestOnCommitSeesWritesOnly: the hook runs once for each transaction that writes, and not for
+// one that only reads.
+func TestOnCommitSeesWritesOnly(t *testing.T) {
+	ctx := context.Background()
+	var commits atomic.Int32
+	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"), db.OnCommit(func() { commits.Add(1) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	before := commits.Load()
+	if _, err := bdb.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ('k', 'v', '2026')`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := bdb.QueryRowContext(ctx, `SELECT count(*) FROM settings`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if got := commits.Load() - before; got != 1 {
+		t.Fatalf("one write and one read ran the hook %d times, want 1", got)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
