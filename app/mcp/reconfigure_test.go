@@ -155,7 +155,10 @@ func TestManagerReconfigureChangedCommandLine(t *testing.T) {
 }
 
 // TestManagerReconfigureConcurrently: reloads that race each other are served one after the
-// other, and the last one decides what runs; nothing is left running that is not configured.
+// other, and the last one decides what runs; nothing is left running that is not configured,
+// and a server removed once connected ends its session on the server. (A dial that a racing
+// reload gives up is killed outright, so a session the server opened for it is not ended by
+// Maven: that is why the ending is checked on a server of its own.)
 func TestManagerReconfigureConcurrently(t *testing.T) {
 	scripted := mcptest.NewScripted(echoTool)
 	srv := newRestartable(t, scripted.HTTPHandler())
@@ -186,7 +189,16 @@ func TestManagerReconfigureConcurrently(t *testing.T) {
 	if runs != 2 {
 		t.Errorf("%d supervisors run for 2 servers", runs)
 	}
-	waitFor(t, 5*time.Second, "the stopped servers' sessions to end", func() bool { return scripted.Sessions() == 2 })
+
+	removed := mcptest.NewScripted(echoTool)
+	removedSrv := newRestartable(t, removed.HTTPHandler())
+	m.Reconfigure(map[string]config.Server{"a": server(), "z": server(), "y": {Type: config.TransportHTTP, URL: removedSrv.url("/mcp")}})
+	waitState(t, m, "y", StateConnected, 10*time.Second)
+	if n := removed.Sessions(); n != 1 {
+		t.Fatalf("y connected with %d sessions on its server", n)
+	}
+	m.Reconfigure(map[string]config.Server{"a": server(), "z": server()})
+	waitFor(t, 5*time.Second, "the removed server's session to end", func() bool { return removed.Sessions() == 0 })
 }
 
 // TestManagerReconfigureBeforeRunAndAfterClose: servers added before Run start with it, a new
