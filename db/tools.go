@@ -396,11 +396,10 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	switch {
 	case f.Query == "":
 	case utf8.RuneCountInString(f.Query) >= 3:
-		// The index names the candidates, and the function is called on those alone (search.go).
-		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ? AND "+
-			containsFolded+"(?, name, scope, cmd, description))", trigramQuery(f.Query), f.Query)
+		// The index names the candidates, and holdsQuery keeps the rows that hold the query (search.go).
+		q = holdsQuery(q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(f.Query)), f.Query)
 	default:
-		q = q.Where(containsFolded+"(?, name, scope, cmd, description)", f.Query)
+		q = holdsQuery(q, f.Query)
 	}
 	return q
 }
