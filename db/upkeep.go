@@ -16,25 +16,29 @@ import (
 // SQLite's automatic checkpoint runs inside the commit that crosses its threshold, and FTS5
 // merges segments inside the write that adds one: either way one writer (a server's discovery,
 // the owner's click) waits for work that all of them made. A passive checkpoint takes no lock a
-// reader or a writer waits for. A merge is a write, so it waits for a pause and goes in small
-// steps, and stops at the next writer. Both automatic forms stay as backstops: SQLite
-// checkpoints at 8000 pages (Open), FTS5 merges a level of 128 segments (crisismerge).
+// reader or a writer waits for. A merge is a write, so it waits for a pause (or, under writes
+// that never pause, a few seconds at most) and goes in small steps between which writers get in.
+// Both automatic forms stay as backstops: SQLite checkpoints at 8000 pages (Open), FTS5 merges a
+// level of 128 segments (crisismerge).
 type Upkeep struct {
-	kick  chan struct{}
-	pause time.Duration
-	log   *slog.Logger
+	kick          chan struct{}
+	pause, latest time.Duration
+	log           *slog.Logger
 }
 
 const (
-	// mergePause is how long no transaction may commit before the index is merged.
-	mergePause = 250 * time.Millisecond
+	// mergePause is how long no transaction may commit before the index is merged, and
+	// mergeLatest how long a merge waits at most for such a pause once a commit came: a
+	// browsing owner's session commits on every page.
+	mergePause  = 250 * time.Millisecond
+	mergeLatest = 5 * time.Second
 	// mergeStepPages bounds one merge step, and so what a writer may wait for.
 	mergeStepPages = 64
 )
 
 // NewUpkeep returns an Upkeep: give its Committed to Open as OnCommit, then Run it.
 func NewUpkeep(log *slog.Logger) *Upkeep {
-	return &Upkeep{kick: make(chan struct{}, 1), pause: mergePause, log: log}
+	return &Upkeep{kick: make(chan struct{}, 1), pause: mergePause, latest: mergeLatest, log: log}
 }
 
 // Committed tells the upkeep that a transaction is committing. It never blocks: commits that
@@ -47,29 +51,41 @@ func (u *Upkeep) Committed() {
 }
 
 // Run does the upkeep of bdb until ctx ends: a checkpoint after commits, and merges of the search
-// index once no commit has come for mergePause. A commit's own pages may land just after the
-// checkpoint it asked for; they are copied at the next round, or when bdb closes.
+// index once no commit has come for mergePause, or mergeLatest after the first commit since the
+// last merge. A commit's own pages may land just after the checkpoint it asked for; they are
+// copied at the next round, or when bdb closes.
 func (u *Upkeep) Run(ctx context.Context, bdb *bun.DB) {
 	// Merge first whatever an earlier run left unmerged.
 	pause := time.NewTimer(u.pause)
 	defer pause.Stop()
+	latest := time.NewTimer(u.latest)
+	latest.Stop()
+	defer latest.Stop()
+	waiting := false // a commit came since the last merge
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-u.kick:
-			u.report(checkpoint(ctx, bdb))
+			u.report(ctx, checkpoint(ctx, bdb))
 			pause.Reset(u.pause)
-		case <-pause.C:
-			others, err := u.merge(ctx, bdb)
-			u.report(err)
-			u.report(checkpoint(ctx, bdb))
-			if others {
-				pause.Reset(u.pause)
-				continue
+			if !waiting {
+				waiting = true
+				latest.Reset(u.latest)
 			}
-			// Nobody else wrote while it merged: the commit waiting to be seen was the merge's own.
-			// (A writer's that lands just now is caught up with at the next round.)
+			continue
+		case <-pause.C:
+		case <-latest.C:
+		}
+		pause.Stop()
+		latest.Stop()
+		waiting = false
+		others, err := u.merge(ctx, bdb)
+		u.report(ctx, err)
+		u.report(ctx, checkpoint(ctx, bdb))
+		if !others {
+			// Nobody else wrote while it merged: the commit waiting to be seen was the merge's
+			// own. (A writer's that lands just now is caught up with at its next commit.)
 			select {
 			case <-u.kick:
 			default:
@@ -78,16 +94,17 @@ func (u *Upkeep) Run(ctx context.Context, bdb *bun.DB) {
 	}
 }
 
-func (u *Upkeep) report(err error) {
-	if err != nil {
+// report logs err, unless the upkeep is being stopped (which cuts its statements short).
+func (u *Upkeep) report(ctx context.Context, err error) {
+	if err != nil && ctx.Err() == nil {
 		u.log.Warn("database upkeep", "err", err)
 	}
 }
 
-// merge merges the search index a step at a time on a connection of its own, until nothing is
-// left to merge or another connection commits, and reports whether one did (a writer came, and
-// the merge is to be taken up again at the next pause). PRAGMA data_version moves for a
-// connection when another one commits, never for its own commits.
+// merge merges the search index a step at a time on a connection of its own, each step its own
+// transaction, until nothing is left to merge, and reports whether another connection committed
+// meanwhile (PRAGMA data_version moves for a connection when another one commits, never for its
+// own commits).
 func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error) {
 	conn, err := bdb.Conn(ctx)
 	if err != nil {
@@ -107,17 +124,15 @@ func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error
 		if err != nil {
 			return false, err
 		}
-		now, err := version()
-		if err != nil {
-			return false, fmt.Errorf("merge the search index: %w", err)
-		}
-		if now != start {
-			return true, nil
-		}
 		if !merged {
-			return false, nil
+			break
 		}
 	}
+	end, err := version()
+	if err != nil {
+		return false, fmt.Errorf("merge the search index: %w", err)
+	}
+	return end != start, nil
 }
 
 // mergeStep writes up to mergeStepPages pages of merged index segments, and reports whether
@@ -139,7 +154,7 @@ func mergeStep(ctx context.Context, conn bun.Conn) (bool, error) {
 
 // checkpoint copies as much of the log as no reader still needs, without waiting for a lock.
 func checkpoint(ctx context.Context, bdb *bun.DB) error {
-	if _, err := bdb.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
+	if _, err := bdb.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 		return fmt.Errorf("checkpoint: %w", mapError(err, nil))
 	}
 	return nil

@@ -78,27 +78,13 @@ func TestUpkeepMergesTheIndexWhenWritesPause(t *testing.T) {
 	ctx := context.Background()
 	var commits atomic.Int64
 	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), &commits)
-	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	const rows = 20
-	for i := range rows {
-		name := fmt.Sprintf("weather_%02d", i)
-		if _, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: name, Cmd: []string{"mcp", "weather", name},
-			Scope: "mcp:weather", ReadOnly: true, Description: "Reads the forecast", Source: allowlist.SourceDiscovery}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	segments := func() int {
-		var n int
-		if err := bdb.QueryRowContext(ctx, "SELECT count(DISTINCT segid) FROM tools_search_idx").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := segments(); n < rows {
+	proposeEach(t, bdb, rows)
+	if n := segments(t, bdb); n < rows {
 		t.Fatalf("%d segments after %d discoveries, before any upkeep: did a write merge them?", n, rows)
 	}
 	run()
-	waitFor(t, "the index merged", func() bool { return segments() < 4 })
+	waitFor(t, "the index merged", func() bool { return segments(t, bdb) < 4 })
 	found, err := db.NewToolStore(bdb).ListTools(ctx, allowlist.Filter{Query: "FORECAST"})
 	if err != nil || len(found) != rows {
 		t.Fatalf("after the merge the index finds %d rows (%v), want %d", len(found), err, rows)
@@ -112,6 +98,61 @@ func TestUpkeepMergesTheIndexWhenWritesPause(t *testing.T) {
 	if n := commits.Load() - quiet; n != 0 {
 		t.Fatalf("%d commits with nobody writing: the upkeep keeps restarting itself", n)
 	}
+}
+
+// TestUpkeepMergesUnderWritesThatNeverPause: a browsing owner's session commits on every page,
+// so a pause may never come; the index is merged all the same, within mergeLatest (5 s).
+func TestUpkeepMergesUnderWritesThatNeverPause(t *testing.T) {
+	ctx := context.Background()
+	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), new(atomic.Int64))
+	proposeEach(t, bdb, 20)
+	if n := segments(t, bdb); n < 20 {
+		t.Fatalf("%d segments after 20 discoveries, before any upkeep", n)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if _, err := bdb.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, 'v', '2026')`, fmt.Sprint(i)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	run()
+	waitFor(t, "the index merged while writes go on", func() bool { return segments(t, bdb) < 4 })
+}
+
+// proposeEach proposes n tools, each in a transaction of its own: n segments of the index.
+func proposeEach(t *testing.T, bdb *bun.DB, n int) {
+	t.Helper()
+	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	for i := range n {
+		name := fmt.Sprintf("weather_%02d", i)
+		if _, _, err := svc.ProposeTool(context.Background(), allowlist.Proposal{Name: name, Cmd: []string{"mcp", "weather", name},
+			Scope: "mcp:weather", ReadOnly: true, Description: "Reads the forecast", Source: allowlist.SourceDiscovery}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// segments counts the search index's segments.
+func segments(t *testing.T, bdb *bun.DB) int {
+	t.Helper()
+	var n int
+	if err := bdb.QueryRowContext(context.Background(), "SELECT count(DISTINCT segid) FROM tools_search_idx").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestOnCommitSeesWritesOnly: the hook runs once for each transaction that writes, and not for
