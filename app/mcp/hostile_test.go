@@ -840,6 +840,9 @@ func TestHostileDisconnectDuringCall(t *testing.T) {
 	for _, h := range hs {
 		for i := range 2 {
 			waitState(t, e.m, h.name, StateConnected, 10*time.Second)
+			// Connected is reported before the session's first list reaches the reconciler: wait
+			// for the list of session i+1, so that the count moves below only with a new session.
+			waitFor(t, 10*time.Second, h.name+"'s list", func() bool { return e.rec.count(h.name) >= i+1 })
 			before := e.rec.count(h.name)
 			start := time.Now()
 			_, err := e.m.CallTool(e.ctx, h.name, "lights_on", nil)
