@@ -21,9 +21,8 @@ import (
 // Both automatic forms stay as backstops: SQLite checkpoints at 8000 pages (Open), FTS5 merges a
 // level of 128 segments (crisismerge).
 type Upkeep struct {
-	kick          chan struct{}
-	pause, latest time.Duration
-	log           *slog.Logger
+	kick chan struct{}
+	log  *slog.Logger
 }
 
 const (
@@ -38,7 +37,7 @@ const (
 
 // NewUpkeep returns an Upkeep: give its Committed to Open as OnCommit, then Run it.
 func NewUpkeep(log *slog.Logger) *Upkeep {
-	return &Upkeep{kick: make(chan struct{}, 1), pause: mergePause, latest: mergeLatest, log: log}
+	return &Upkeep{kick: make(chan struct{}, 1), log: log}
 }
 
 // Committed tells the upkeep that a transaction is committing. It never blocks: commits that
@@ -56,9 +55,9 @@ func (u *Upkeep) Committed() {
 // copied at the next round, or when bdb closes.
 func (u *Upkeep) Run(ctx context.Context, bdb *bun.DB) {
 	// Merge first whatever an earlier run left unmerged.
-	pause := time.NewTimer(u.pause)
+	pause := time.NewTimer(mergePause)
 	defer pause.Stop()
-	latest := time.NewTimer(u.latest)
+	latest := time.NewTimer(mergeLatest)
 	latest.Stop()
 	defer latest.Stop()
 	waiting := false // a commit came since the last merge
@@ -68,10 +67,10 @@ func (u *Upkeep) Run(ctx context.Context, bdb *bun.DB) {
 			return
 		case <-u.kick:
 			u.report(ctx, checkpoint(ctx, bdb))
-			pause.Reset(u.pause)
+			pause.Reset(mergePause)
 			if !waiting {
 				waiting = true
-				latest.Reset(u.latest)
+				latest.Reset(mergeLatest)
 			}
 			continue
 		case <-pause.C:
