@@ -9,15 +9,17 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Upkeep does the database's upkeep off the writers' path (docs/style.md#storage): it copies the
-// write-ahead log into the database file after commits, and merges the search index's segments
-// once writes pause.
+// Upkeep does the database's upkeep off the writers' path (docs/style.md#storage): once writes
+// pause, it merges the search index's segments and copies the write-ahead log into the database
+// file.
 //
 // SQLite's automatic checkpoint runs inside the commit that crosses its threshold, and FTS5
 // merges segments inside the write that adds one: either way one writer (a server's discovery,
 // the owner's click) waits for work that all of them made. A passive checkpoint takes no lock a
 // reader or a writer waits for. A merge is a write, so it waits for a pause (or, under writes
 // that never pause, a few seconds at most) and goes in small steps between which writers get in.
+// Both wait for the same pause: a browsing owner's session commits on every page, and a
+// checkpoint for each would sync the disk on every request.
 // Both automatic forms stay as backstops: SQLite checkpoints at 8000 pages (Open), FTS5 merges a
 // level of 128 segments (crisismerge).
 type Upkeep struct {
@@ -26,11 +28,10 @@ type Upkeep struct {
 }
 
 const (
-	// mergePause is how long no transaction may commit before the index is merged, and
-	// mergeLatest how long a merge waits at most for such a pause once a commit came: a
-	// browsing owner's session commits on every page.
-	mergePause  = 250 * time.Millisecond
-	mergeLatest = 5 * time.Second
+	// upkeepPause is how long no transaction may commit before a round of upkeep, and
+	// upkeepLatest how long a round waits at most for such a pause once a commit came.
+	upkeepPause  = 250 * time.Millisecond
+	upkeepLatest = 5 * time.Second
 	// mergeStepPages bounds one merge step, and so what a writer may wait for.
 	mergeStepPages = 64
 )
@@ -49,15 +50,14 @@ func (u *Upkeep) Committed() {
 	}
 }
 
-// Run does the upkeep of bdb until ctx ends: a checkpoint after commits, and merges of the search
-// index once no commit has come for mergePause, or mergeLatest after the first commit since the
-// last merge. A commit's own pages may land just after the checkpoint it asked for; they are
-// copied at the next round, or when bdb closes.
+// Run does the upkeep of bdb until ctx ends: a round of merging the search index, then a
+// checkpoint, once no commit has come for upkeepPause, or upkeepLatest after the first commit
+// since the last round.
 func (u *Upkeep) Run(ctx context.Context, bdb *bun.DB) {
 	// Merge first whatever an earlier run left unmerged.
-	pause := time.NewTimer(mergePause)
+	pause := time.NewTimer(upkeepPause)
 	defer pause.Stop()
-	latest := time.NewTimer(mergeLatest)
+	latest := time.NewTimer(upkeepLatest)
 	latest.Stop()
 	defer latest.Stop()
 	waiting := false // a commit came since the last merge
@@ -66,11 +66,10 @@ func (u *Upkeep) Run(ctx context.Context, bdb *bun.DB) {
 		case <-ctx.Done():
 			return
 		case <-u.kick:
-			u.report(ctx, checkpoint(ctx, bdb))
-			pause.Reset(mergePause)
+			pause.Reset(upkeepPause)
 			if !waiting {
 				waiting = true
-				latest.Reset(mergeLatest)
+				latest.Reset(upkeepLatest)
 			}
 			continue
 		case <-pause.C:

@@ -101,7 +101,7 @@ func TestUpkeepMergesTheIndexWhenWritesPause(t *testing.T) {
 }
 
 // TestUpkeepMergesUnderWritesThatNeverPause: a browsing owner's session commits on every page,
-// so a pause may never come; the index is merged all the same, within mergeLatest (5 s).
+// so a pause may never come; the index is merged all the same, within upkeepLatest (5 s).
 func TestUpkeepMergesUnderWritesThatNeverPause(t *testing.T) {
 	ctx := context.Background()
 	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), new(atomic.Int64))
