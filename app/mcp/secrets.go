@@ -115,12 +115,8 @@ func (s *supervisor) errText(err error) string {
 		msg = bytes.ReplaceAll(msg, v, []byte("***"))
 	}
 	s.mu.Unlock()
-	text, _ := reveal.Cut(string(msg), maxErrorText+len(cutMarker), cutMarker)
-	return text
+	return reveal.CutError(string(msg), maxErrorText)
 }
-
-// cutMarker ends an error text cut at maxErrorText.
-const cutMarker = " [cut]"
 
 // mask returns err with the message of errText, still matching what err matches.
 func (s *supervisor) mask(err error) error {

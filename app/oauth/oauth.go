@@ -210,8 +210,7 @@ func (s *Service) record(actor, action, server string, detail map[string]any) {
 
 // errorText is err's message cut to a length the feed and the card can show.
 func errorText(err error) string {
-	msg, _ := reveal.Cut(err.Error(), 512+len(" [cut]"), " [cut]")
-	return msg
+	return reveal.CutError(err.Error(), 512)
 }
 
 // isNotFound reports whether err says no credentials are sealed.

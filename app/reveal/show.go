@@ -92,3 +92,13 @@ func Cut(s string, limit int, marker string) (cut string, ok bool) {
 	}
 	return s[:n] + marker, true
 }
+
+// CutError keeps at most keep bytes of an error message (at a character boundary), then marks
+// the cut with " [cut]": how a server's or an authorization server's error is shown.
+func CutError(msg string, keep int) string {
+	kept, cut := Cut(msg, keep, "")
+	if !cut {
+		return msg
+	}
+	return kept + " [cut]"
+}

@@ -68,3 +68,21 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+// TestCutError: an error message over its length keeps that many bytes, at a character
+// boundary, and says it was cut; one that fits is left alone.
+func TestCutError(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		keep int
+		want string
+	}{
+		{"dial: refused", 64, "dial: refused"},
+		{"abcdefghij", 4, "abcd [cut]"},
+		{"ab€def", 4, "ab [cut]"}, // € is 3 bytes: keeping 4 would split it
+	} {
+		if got := CutError(c.msg, c.keep); got != c.want {
+			t.Errorf("CutError(%q, %d) = %q, want %q", c.msg, c.keep, got, c.want)
+		}
+	}
+}
