@@ -393,15 +393,14 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	if len(f.States) > 0 {
 		q = q.Where("state IN (?)", bun.List(f.States))
 	}
-	switch {
-	case f.Query == "":
-	case utf8.RuneCountInString(f.Query) >= 3:
-		// The index names the candidates, and holdsQuery keeps the rows that hold the query (search.go).
-		q = holdsQuery(q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(f.Query)), f.Query)
-	default:
-		q = holdsQuery(q, f.Query)
+	if f.Query == "" {
+		return q
 	}
-	return q
+	if utf8.RuneCountInString(f.Query) >= 3 {
+		// The index names the candidates (search.go).
+		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(f.Query))
+	}
+	return holdsQuery(q, f.Query)
 }
 
 // stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of
