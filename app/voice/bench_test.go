@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,4 +76,29 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[int(q*float64(len(s)-1))]
+}
+
+// BenchmarkFillerWords times a turn of n filler words ("um um … search tasks milk") against one
+// of 4n, side by side in each iteration, and reports the ratio of their medians: about 16 would
+// mean the turn's work grows with the square of the words, 4 with the words, 1 with neither
+// (docs/design.md#rule-17 bounds the words a turn considers).
+func BenchmarkFillerWords(b *testing.B) {
+	const n = 4000
+	w := newWorld(b)
+	utterance := func(words int) string { return strings.Repeat("um ", words) + "search tasks milk" }
+	short, long := utterance(n), utterance(4*n)
+	var shortTimes, longTimes []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		w.turn(short)
+		shortTimes = append(shortTimes, time.Since(start))
+		start = time.Now()
+		w.turn(long)
+		longTimes = append(longTimes, time.Since(start))
+	}
+	b.StopTimer()
+	sm, lm := quantile(shortTimes, 0.5), quantile(longTimes, 0.5)
+	b.ReportMetric(float64(sm.Microseconds()), "n-median-µs")
+	b.ReportMetric(float64(lm.Microseconds()), "4n-median-µs")
+	b.ReportMetric(float64(lm)/float64(sm), "4n/n-ratio")
 }
