@@ -3,6 +3,7 @@ package allowlist
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -39,12 +40,19 @@ type Matcher struct {
 
 type matchNode struct {
 	next  map[string]*matchNode
+	name  string // the spoken name that ends here, once a row's does
 	tools []Tool // rows whose spoken name ends here
 }
 
+// articles are not part of a spoken name, in the names as in what is heard: "run the backup"
+// reaches run_backup, and get_the_weather is "get weather".
+var articles = []string{"the", "a", "an"}
+
+func isArticle(w string) bool { return slices.Contains(articles, w) }
+
 // NewMatcher indexes the enabled rows among rows. Each row is reachable by its own spoken name
-// (an MCP row by its tool name, a local command by its row name, '_' and '-' read as spaces)
-// and, for MCP rows, by that name preceded by the server's name.
+// (an MCP row by its tool name, a local command by its row name, '_' and '-' read as spaces,
+// articles left out) and, for MCP rows, by that name preceded by the server's name.
 func NewMatcher(rows []Tool) *Matcher {
 	m := &Matcher{root: &matchNode{}}
 	for _, t := range rows {
@@ -64,6 +72,7 @@ func NewMatcher(rows []Tool) *Matcher {
 }
 
 func (m *Matcher) add(words []string, t Tool) {
+	words = slices.DeleteFunc(words, isArticle)
 	if len(words) == 0 {
 		return
 	}
@@ -85,7 +94,8 @@ func (m *Matcher) add(words []string, t Tool) {
 		}
 	}
 	if len(n.tools) == 0 {
-		m.names = append(m.names, strings.Join(words, " "))
+		n.name = strings.Join(words, " ")
+		m.names = append(m.names, n.name)
 	}
 	n.tools = append(n.tools, t)
 }
@@ -94,94 +104,31 @@ func (m *Matcher) add(words []string, t Tool) {
 func (m *Matcher) Names() []string { return m.names }
 
 // Match resolves an utterance. It returns ErrNoMatch, or an *AmbiguousError when the longest
-// matching name belongs to several rows.
+// matching name belongs to several rows. Articles between the words of a name are passed over.
 func (m *Matcher) Match(utterance string) (Match, error) {
 	n := m.root
 	var best *matchNode
-	bestEnd, bestWords := 0, 0
-	i, words := 0, 0
-	for n != nil {
+	bestEnd := 0
+	for i := 0; n != nil; {
 		word, end, ok := nextWord(utterance, i)
 		if !ok {
 			break
 		}
-		n = n.next[word]
-		if n == nil {
-			break
-		}
-		words++
 		i = end
-		if len(n.tools) > 0 {
-			best, bestEnd, bestWords = n, end, words
+		if isArticle(word) {
+			continue
+		}
+		if n = n.next[word]; n != nil && len(n.tools) > 0 {
+			best, bestEnd = n, end
 		}
 	}
 	if best == nil {
 		return Match{}, ErrNoMatch
 	}
-	spoken := strings.Join(firstWords(utterance, bestWords), " ")
 	if len(best.tools) > 1 {
-		return Match{}, &AmbiguousError{Spoken: spoken, Candidates: append([]Tool(nil), best.tools...)}
+		return Match{}, &AmbiguousError{Spoken: best.name, Candidates: append([]Tool(nil), best.tools...)}
 	}
-	return Match{Tool: best.tools[0], Spoken: spoken, Tail: cleanTail(utterance[bestEnd:])}, nil
-}
-
-// SpokenWords normalises text the way the matcher hears it: lower case, and every run of
-// characters that are not letters or digits (punctuation, '_', '-', spaces) separates words.
-func SpokenWords(s string) []string {
-	var out []string
-	for i := 0; ; {
-		w, end, ok := nextWord(s, i)
-		if !ok {
-			return out
-		}
-		out = append(out, w)
-		i = end
-	}
-}
-
-func firstWords(s string, n int) []string {
-	out := make([]string, 0, n)
-	for i := 0; len(out) < n; {
-		w, end, ok := nextWord(s, i)
-		if !ok {
-			break
-		}
-		out = append(out, w)
-		i = end
-	}
-	return out
-}
-
-// nextWord returns the next lower-cased word of s at or after byte i and the byte offset just
-// past it.
-func nextWord(s string, i int) (word string, end int, ok bool) {
-	start := -1
-	for j, r := range s[i:] {
-		isWord := unicode.IsLetter(r) || unicode.IsDigit(r)
-		if start < 0 {
-			if isWord {
-				start = i + j
-			}
-			continue
-		}
-		if !isWord {
-			return lowerASCIIFast(s[start : i+j]), i + j, true
-		}
-	}
-	if start < 0 {
-		return "", len(s), false
-	}
-	return lowerASCIIFast(s[start:]), len(s), true
-}
-
-// lowerASCIIFast avoids an allocation for words that are already lower case.
-func lowerASCIIFast(w string) string {
-	for _, r := range w {
-		if r >= 'A' && r <= 'Z' || r > unicode.MaxASCII {
-			return strings.ToLower(w)
-		}
-	}
-	return w
+	return Match{Tool: best.tools[0], Spoken: best.name, Tail: cleanTail(utterance[bestEnd:])}, nil
 }
 
 // cleanTail trims the separators and closing punctuation a transcript puts around arguments.

@@ -3,6 +3,7 @@ package allowlist_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"maven/app/allowlist"
@@ -81,10 +82,97 @@ func TestMatcher(t *testing.T) {
 	}
 }
 
+// TestFlatten: local names (docs/design.md#rule-11) and spoken names (docs/design.md#rule-17)
+// are read by this one function.
+func TestFlatten(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"already flat", "list_tasks", "list_tasks"},
+		{"upper case", "ListTasks", "listtasks"},
+		{"dash", "my-tasks", "my_tasks"},
+		{"punctuation run", "a -- b..c", "a_b_c"},
+		{"leading and trailing junk", "__--a b!!  ", "a_b"},
+		{"digits kept", "v2.Search", "v2_search"},
+		{"unicode letters are outside", "café crème", "caf_cr_me"},
+		{"only unicode", "日本語", ""},
+		{"emoji run", "a😀😀b", "a_b"},
+		{"kelvin sign is not k", "\u212aill", "ill"},
+		{"dotted capital I is not i", "\u0130d", "d"},
+		{"markup", "<script>alert(1)</script>", "script_alert_1_script"},
+		{"invalid UTF-8", "a\xffb", "a_b"},
+		{"empty", "", ""},
+		{"only junk", "-_- !", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := allowlist.Flatten(tt.in); got != tt.want {
+				t.Errorf("Flatten(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSpokenWords: the matcher hears an utterance as Flatten reads a name, so a character
+// beyond ASCII never becomes an ASCII letter.
 func TestSpokenWords(t *testing.T) {
-	got := fmt.Sprint(allowlist.SpokenWords("  Get-Sum__of THE numbers!? ÄÖ  "))
-	if want := "[get sum of the numbers äö]"; got != want {
-		t.Fatalf("got %s, want %s", got, want)
+	for _, s := range []string{"  Get-Sum__of THE numbers!? ÄÖ  ", "\u212aill switch", "\u0130d", "a\xffb", "ＫＩＬＬ", "café crème"} {
+		if got, want := strings.Join(allowlist.SpokenWords(s), "_"), allowlist.Flatten(s); got != want {
+			t.Errorf("SpokenWords(%q) = %q, Flatten %q", s, got, want)
+		}
+	}
+	if got := fmt.Sprint(allowlist.SpokenWords("  Get-Sum__of THE numbers!? ÄÖ  ")); got != "[get sum of the numbers]" {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestLookalikesReachNoName: a Kelvin sign (U+212A) is no "k". Spoken, "\u212aill switch" is
+// heard as "ill switch" and reaches only what that reaches; a server's tool named with one is
+// not reached by "kill switch", and its spoken name is the words of its local name.
+func TestLookalikesReachNoName(t *testing.T) {
+	kill := allowlist.Tool{ID: 1, Name: "Kill_switch", Cmd: []string{"/bin/kill-switch"}, Scope: allowlist.ScopeLocal, State: allowlist.StateEnabled}
+	lookalike := enabledMCP(2, "hostile", "\u212aill_switch")
+	m := allowlist.NewMatcher([]allowlist.Tool{kill, lookalike})
+	for _, c := range []struct {
+		said   string
+		wantID int64
+	}{
+		{"kill switch", 1},
+		{"\u212aill switch", 2},
+		{"ill switch", 2},
+		{"hostile kill switch", 0},
+		{"hostile \u212aill switch", 2},
+	} {
+		got, err := m.Match(c.said)
+		switch {
+		case c.wantID == 0 && !errors.Is(err, allowlist.ErrNoMatch):
+			t.Errorf("%q reached %d (%v), want nothing", c.said, got.Tool.ID, err)
+		case c.wantID != 0 && (err != nil || got.Tool.ID != c.wantID):
+			t.Errorf("%q reached %d (%v), want %d", c.said, got.Tool.ID, err, c.wantID)
+		}
+	}
+}
+
+// TestArticlesAreNoPartOfAName: "the", "a" and "an" are passed over in names and utterances
+// alike; the words after the name keep theirs.
+func TestArticlesAreNoPartOfAName(t *testing.T) {
+	m := allowlist.NewMatcher([]allowlist.Tool{
+		{ID: 1, Name: "run_backup", Cmd: []string{"/bin/backup"}, Scope: allowlist.ScopeLocal, State: allowlist.StateEnabled},
+		enabledMCP(2, "weather", "get_the_forecast"),
+	})
+	for _, c := range []struct {
+		said   string
+		wantID int64
+		tail   string
+	}{
+		{"run the backup", 1, ""},
+		{"the run backup", 1, ""},
+		{"get forecast for a city", 2, "for a city"},
+		{"get the forecast the day after", 2, "the day after"},
+		{"weather get a forecast", 2, ""},
+	} {
+		got, err := m.Match(c.said)
+		if err != nil || got.Tool.ID != c.wantID || got.Tail != c.tail {
+			t.Errorf("%q: %d tail %q (%v), want %d tail %q", c.said, got.Tool.ID, got.Tail, err, c.wantID, c.tail)
+		}
 	}
 }
 

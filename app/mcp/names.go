@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"maven/app/allowlist"
 )
 
 // MaxLocalName is the longest local name LocalName returns (rule 11).
@@ -11,32 +13,6 @@ const MaxLocalName = 64
 
 // nameSuffixLen is the usual suffix length; it only grows when a suffixed name is itself taken.
 const nameSuffixLen = 6
-
-// Flatten lower-cases s and turns every run of characters outside [a-z0-9] into one "_",
-// trimmed at both ends. Only ASCII letters are lower-cased: Unicode case mapping would let
-// "\u212aill" (Kelvin sign) become "kill", and a spoken name must not be reachable by lookalikes.
-func Flatten(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	gap := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		default:
-			gap = true
-			continue
-		}
-		if gap && b.Len() > 0 {
-			b.WriteByte('_')
-		}
-		gap = false
-		b.WriteByte(c)
-	}
-	return b.String()
-}
 
 // NameSuffix returns the stable suffix that tells apart (server, tool) pairs whose flattened
 // names collide or had to be cut: the first 6 hex digits of sha256(server + "\x00" + tool).
@@ -49,7 +25,8 @@ func nameSuffix(server, tool string, n int) string {
 	return hex.EncodeToString(sum[:])[:n]
 }
 
-// LocalName returns the local name of an MCP tool: Flatten(server) + "_" + Flatten(tool), an
+// LocalName returns the local name of an MCP tool: allowlist.Flatten(server) + "_" +
+// allowlist.Flatten(tool) (the reading voice hears names by, docs/design.md#rule-17), an
 // empty part read as "x", at most MaxLocalName characters. A name that is too long, or that
 // taken reports as held by a different pair, gets "_" + NameSuffix(server, tool), the base cut
 // to fit.
@@ -60,7 +37,7 @@ func nameSuffix(server, tool string, n int) string {
 // unlikely case that the suffixed name is taken too (a 24-bit suffix can be brute-forced by a
 // server choosing tool names), the suffix grows, 6 hex digits at a time, until it is free.
 func LocalName(server, tool string, taken func(name string) bool) string {
-	s, t := Flatten(server), Flatten(tool)
+	s, t := allowlist.Flatten(server), allowlist.Flatten(tool)
 	if s == "" {
 		s = "x"
 	}

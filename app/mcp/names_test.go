@@ -7,33 +7,6 @@ import (
 	"testing"
 )
 
-func TestFlatten(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"already flat", "list_tasks", "list_tasks"},
-		{"upper case", "ListTasks", "listtasks"},
-		{"dash", "my-tasks", "my_tasks"},
-		{"punctuation run", "a -- b..c", "a_b_c"},
-		{"leading and trailing junk", "__--a b!!  ", "a_b"},
-		{"digits kept", "v2.Search", "v2_search"},
-		{"unicode letters are outside", "café crème", "caf_cr_me"},
-		{"only unicode", "日本語", ""},
-		{"emoji run", "a😀😀b", "a_b"},
-		{"kelvin sign is not k", "\u212aill", "ill"},
-		{"dotted capital I is not i", "\u0130d", "d"},
-		{"markup", "<script>alert(1)</script>", "script_alert_1_script"},
-		{"invalid UTF-8", "a\xffb", "a_b"},
-		{"empty", "", ""},
-		{"only junk", "-_- !", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Flatten(tt.in); got != tt.want {
-				t.Errorf("Flatten(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestNameSuffix(t *testing.T) {
 	sum := sha256.Sum256([]byte("vikunja\x00list_tasks"))
 	want := hex.EncodeToString(sum[:])[:6]
