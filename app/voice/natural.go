@@ -32,6 +32,14 @@ var cancellations = []string{"cancel", "stop", "never mind", "nevermind", "forge
 // helpQuestions ask what voice can do.
 var helpQuestions = []string{"what can i say", "what can you do", "what can i ask", "help", "what are my options"}
 
+// A turn hears at most MaxWords words after the lead-ins it opens with, of which it drops at
+// most maxLeadIns; an utterance that says more is refused unmatched. Whatever is posted, the
+// work of matching one turn is bounded (docs/design.md#rule-17).
+const (
+	MaxWords   = 64
+	maxLeadIns = 8
+)
+
 // DefaultWakeWords is what a config without voice.wake_words uses.
 var DefaultWakeWords = []string{"maven"}
 
@@ -46,10 +54,10 @@ func wordLists(phrases ...string) [][]string {
 }
 
 // leadIns returns the word indexes at which the utterance may start once its lead-ins are
-// dropped: 0, then after each wake word or filler in turn.
+// dropped: 0, then after each wake word or filler in turn, at most maxLeadIns of them.
 func leadIns(words []phrases.Word, lists ...[][]string) []int {
 	starts := []int{0}
-	for i := 0; i < len(words); {
+	for i := 0; i < len(words) && len(starts) <= maxLeadIns; {
 		n := leadIn(words[i:], lists...)
 		if n == 0 {
 			break
@@ -58,6 +66,17 @@ func leadIns(words []phrases.Word, lists ...[][]string) []int {
 		starts = append(starts, i)
 	}
 	return starts
+}
+
+// longest is the most words one entry of lists holds.
+func longest(lists ...[][]string) int {
+	n := 0
+	for _, list := range lists {
+		for _, p := range list {
+			n = max(n, len(p))
+		}
+	}
+	return n
 }
 
 // leadIn returns how many words at the start of words one wake word or filler covers.

@@ -195,3 +195,39 @@ func TestTurnsOverTheRateAreRefused(t *testing.T) {
 		t.Fatalf("runs %d", w.runner.count())
 	}
 }
+
+// TestALongUtteranceIsRefusedUnheard: a turn hears at most voice.MaxWords words after its
+// lead-ins (docs/design.md#rule-17). 16,000 filler words before a command are refused before any
+// matching, a question waiting meanwhile still waits, and the feed keeps 500 characters of it.
+// Exactly MaxWords words after the lead-ins are heard whole.
+func TestALongUtteranceIsRefusedUnheard(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	expectOutcome := func(r voice.Reply, want voice.Outcome, says string) {
+		t.Helper()
+		if r.Outcome != want || !strings.Contains(r.Speech, says) {
+			t.Fatalf("%s %q, want %s saying %q", r.Outcome, r.Speech, want, says)
+		}
+	}
+	expectOutcome(w.turn("archive all"), voice.OutcomeConfirm, "Say yes")
+	expectOutcome(w.turn(strings.Repeat("um ", 16000)+"search tasks milk"), voice.OutcomeRefused, "at most 64 words")
+	if n := w.runner.count(); n != 0 {
+		t.Fatalf("ran %v", w.runner.calls)
+	}
+	expectOutcome(w.turn("yes"), voice.OutcomeRan, "archive_all")
+
+	query := strings.TrimSpace(strings.Repeat("milk ", voice.MaxWords-2))
+	expectOutcome(w.turn("Hey Maven, um, could you please search tasks "+query), voice.OutcomeRan, query)
+	expectOutcome(w.turn("search tasks "+query+" now"), voice.OutcomeRefused, "at most 64 words")
+	if err := w.voice.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.feed.Query(ctx, activity.Filter{Outcome: string(voice.OutcomeRefused)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ Utterance string }
+	if err := json.Unmarshal(p.Entries[len(p.Entries)-1].Detail, &d); err != nil || len([]rune(d.Utterance)) != 501 {
+		t.Fatalf("recorded %d characters, want 500 and a mark: %v", len([]rune(d.Utterance)), err)
+	}
+}

@@ -40,10 +40,21 @@ func (s *Service) recordNoRow(ctx context.Context, req Request, outcome Outcome,
 
 func turnDetail(req Request, reason string) map[string]any {
 	utterance := req.Text
-	if r := []rune(utterance); len(r) > maxRecorded {
-		utterance = string(r[:maxRecorded]) + "…"
+	if cut, ok := firstRunes(utterance, maxRecorded); ok {
+		utterance = cut + "…"
 	}
 	return map[string]any{"conversation": req.Conversation, "utterance": utterance, "user_id": req.UserID, "reason": reason}
+}
+
+// firstRunes is s cut after n characters, reading no further; ok reports a cut.
+func firstRunes(s string, n int) (string, bool) {
+	for i := range s {
+		if n == 0 {
+			return s[:i], true
+		}
+		n--
+	}
+	return s, false
 }
 
 // unspoken returns the property of a refusal that is only because the one argument a tool

@@ -132,6 +132,9 @@ type Service struct {
 	d     Deps
 	opts  Options
 	wake  [][]string
+	// hears is the most words of an utterance a turn reads: its lead-ins at their longest,
+	// MaxWords, and one to tell that there are more.
+	hears int
 	convs *conversations
 	limit *rate.Limiter // turns taken (DefaultTurnsPerSecond, DefaultBurst)
 	audit *auditor
@@ -174,6 +177,7 @@ func New(d Deps, opts Options) *Service {
 	}
 	s := &Service{d: d, opts: opts, wake: wordLists(wake...), convs: newConversations(opts.MaxPending),
 		limit: rate.NewLimiter(rate.Limit(opts.TurnsPerSecond), opts.Burst)}
+	s.hears = maxLeadIns*longest(s.wake, fillers) + MaxWords + 1
 	s.audit = newAuditor(s)
 	return s
 }
@@ -210,6 +214,13 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 		s.recordNoRow(ctx, req, r.Outcome, "")
 		return r
 	}
+	words, starts, ok := s.hear(req.Text)
+	if !ok {
+		// Unmatched, and any question waiting is left waiting.
+		r := Reply{Speech: fmt.Sprintf("That is more than I take in one turn: say it in at most %d words.", MaxWords), Outcome: OutcomeRefused}
+		s.recordNoRow(ctx, req, r.Outcome, fmt.Sprintf("more than %d words", MaxWords))
+		return r
+	}
 	now := s.opts.Now()
 	if p, ok := s.convs.take(req.Conversation, now); ok {
 		if p.server != nil {
@@ -220,19 +231,26 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 		}
 		return s.confirm(ctx, p, req, now)
 	}
-	return s.newTurn(ctx, req, now)
+	return s.newTurn(ctx, req, words, starts, now)
+}
+
+// hear reads the words of an utterance a turn considers and where it may start (leadIns); ok is
+// false when it says more than MaxWords after its lead-ins. It reads at most s.hears words,
+// however long the text.
+func (s *Service) hear(text string) (words []phrases.Word, starts []int, ok bool) {
+	words, _ = phrases.FirstWords(text, s.hears)
+	starts = leadIns(words, s.wake, fillers)
+	return words, starts, len(words)-starts[len(starts)-1] <= MaxWords
 }
 
 // newTurn tries the utterance as said, then without each lead-in in turn: by the owner's
 // phrases first (their binding is explicit), then by a tool's name.
-func (s *Service) newTurn(ctx context.Context, req Request, now time.Time) Reply {
+func (s *Service) newTurn(ctx context.Context, req Request, words []phrases.Word, starts []int, now time.Time) Reply {
 	idx, err := s.index(ctx)
 	if err != nil {
 		s.opts.Logger.Error("voice: load enabled tools", "err", err)
 		return Reply{Speech: "Something went wrong on my side; the daemon log says what.", Outcome: OutcomeError}
 	}
-	words := phrases.Words(req.Text)
-	starts := leadIns(words, s.wake, fillers)
 	heard := ""
 	for _, i := range starts {
 		text := afterWords(req.Text, words, i)
@@ -243,7 +261,7 @@ func (s *Service) newTurn(ctx context.Context, req Request, now time.Time) Reply
 		if slices.Contains(helpQuestions, phrases.Join(words[i:])) {
 			return s.help(ctx, idx, req)
 		}
-		if r, ok := s.byPhrase(ctx, idx, req, text, now); ok {
+		if r, ok := s.byPhrase(ctx, idx, req, words[i:], now); ok {
 			return r
 		}
 		if r, ok := s.byName(ctx, idx, req, text, now); ok {
@@ -259,20 +277,20 @@ func (s *Service) newTurn(ctx context.Context, req Request, now time.Time) Reply
 	return r
 }
 
-// byPhrase matches the whole utterance against every usable phrase and keeps the most specific
-// match; a tie between two tools is refused with a question rather than guessed.
-func (s *Service) byPhrase(ctx context.Context, idx *index, req Request, text string, now time.Time) (Reply, bool) {
+// byPhrase matches the words of the utterance from a lead-in on against every usable phrase
+// and keeps the most specific match; a tie between two tools is refused with a question rather
+// than guessed.
+func (s *Service) byPhrase(ctx context.Context, idx *index, req Request, words []phrases.Word, now time.Time) (Reply, bool) {
 	if len(idx.phrased) == 0 {
 		return Reply{}, false
 	}
-	words := phrases.Words(text)
 	var best *phrased
 	var bestMatch phrases.Match
 	var tied []string
 	for i := range idx.phrased {
 		pr := &idx.phrased[i]
 		for _, t := range pr.templates {
-			m, ok := t.Match(text, words)
+			m, ok := t.Match(req.Text, words)
 			switch {
 			case !ok:
 			case best == nil || m.Literal > bestMatch.Literal:
