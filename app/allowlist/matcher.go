@@ -16,6 +16,7 @@ var ErrNoMatch = errors.New("no enabled tool matches")
 type AmbiguousError struct {
 	Spoken     string
 	Candidates []Tool
+	Tail       string // the rest of the utterance, as said (Match.Tail)
 }
 
 func (e *AmbiguousError) Error() string {
@@ -44,11 +45,10 @@ type matchNode struct {
 	tools []Tool // rows whose spoken name ends here
 }
 
-// articles are not part of a spoken name, in the names as in what is heard: "run the backup"
-// reaches run_backup, and get_the_weather is "get weather".
-var articles = []string{"the", "a", "an"}
-
-func isArticle(w string) bool { return slices.Contains(articles, w) }
+// IsArticle reports whether a word is an article, which is no part of a spoken name, in the
+// names as in what is heard: "run the backup" reaches run_backup, get_the_weather is "get
+// weather".
+func IsArticle(w string) bool { return w == "the" || w == "a" || w == "an" }
 
 // NewMatcher indexes the enabled rows among rows. Each row is reachable by its own spoken name
 // (an MCP row by its tool name, a local command by its row name, '_' and '-' read as spaces,
@@ -72,7 +72,7 @@ func NewMatcher(rows []Tool) *Matcher {
 }
 
 func (m *Matcher) add(words []string, t Tool) {
-	words = slices.DeleteFunc(words, isArticle)
+	words = slices.DeleteFunc(words, IsArticle)
 	if len(words) == 0 {
 		return
 	}
@@ -115,7 +115,7 @@ func (m *Matcher) Match(utterance string) (Match, error) {
 			break
 		}
 		i = end
-		if isArticle(word) {
+		if IsArticle(word) {
 			continue
 		}
 		if n = n.next[word]; n != nil && len(n.tools) > 0 {
@@ -126,7 +126,8 @@ func (m *Matcher) Match(utterance string) (Match, error) {
 		return Match{}, ErrNoMatch
 	}
 	if len(best.tools) > 1 {
-		return Match{}, &AmbiguousError{Spoken: best.name, Candidates: append([]Tool(nil), best.tools...)}
+		return Match{}, &AmbiguousError{Spoken: best.name, Candidates: append([]Tool(nil), best.tools...),
+			Tail: cleanTail(utterance[bestEnd:])}
 	}
 	return Match{Tool: best.tools[0], Spoken: best.name, Tail: cleanTail(utterance[bestEnd:])}, nil
 }

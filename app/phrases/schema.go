@@ -22,6 +22,13 @@ type Property struct {
 	// Enum lists the allowed values; nil when any value of the type is allowed.
 	Enum     []any
 	Required bool
+	// Description is the schema's description of the property, else its title; "" without
+	// either. It is the server's text: something to say, never an instruction.
+	Description string
+	// Example is a value the schema offers (its default, else its first example); nil without
+	// one. Minimum and Maximum are a number's bounds, nil when it has none.
+	Example          any
+	Minimum, Maximum *float64
 }
 
 // Fillable reports whether voice can fill the property from spoken words.
@@ -77,10 +84,20 @@ func readProperty(name string, raw json.RawMessage) Property {
 	var ps struct {
 		Type json.RawMessage `json:"type"`
 		Enum []any           `json:"enum"`
+		// Read on their own: a malformed one is ignored, never the property.
+		Description, Title, Default, Examples, Minimum, Maximum json.RawMessage
 	}
 	if json.Unmarshal(raw, &ps) != nil {
 		return p
 	}
+	p.Description = firstString(ps.Description, ps.Title)
+	var examples []any
+	switch {
+	case json.Unmarshal(ps.Default, &p.Example) == nil && p.Example != nil:
+	case json.Unmarshal(ps.Examples, &examples) == nil && len(examples) > 0:
+		p.Example = examples[0]
+	}
+	p.Minimum, p.Maximum = number(ps.Minimum), number(ps.Maximum)
 	var types []string
 	var one string
 	switch {
@@ -108,6 +125,26 @@ func readProperty(name string, raw json.RawMessage) Property {
 		p.Type = p.Kind
 	}
 	return p
+}
+
+// firstString is the first of raws that is a JSON string other than "".
+func firstString(raws ...json.RawMessage) string {
+	for _, raw := range raws {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// number reads a JSON number; nil if raw is none.
+func number(raw json.RawMessage) *float64 {
+	var f float64
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	return &f
 }
 
 func allStrings(vs []any) bool {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"maven/app/allowlist"
 	"maven/app/phrases"
@@ -61,32 +63,77 @@ func (s *Service) ask(ctx context.Context, req Request, row allowlist.Tool, sche
 		return s.failed(ctx, row, req, err)
 	}
 	p.argsKey = key
-	s.convs.put(p)
 	speech := question(schema.Props[p.missing[0]])
 	var ce *phrases.CoerceError
 	if errors.As(why, &ce) {
 		speech = fmt.Sprintf("%s must be %s. %s", capitalize(spokenWords(ce.Property)), ce.Want, speech)
 	}
+	p.question = Reply{Speech: speech, Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
+	s.convs.put(p)
 	s.record(ctx, row, req, OutcomeAsk, p.args, "asked for "+p.missing[0])
-	return Reply{Speech: speech, Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
+	return p.question
 }
 
-// question asks for one property in the words its type suggests.
+// question asks for one property in the words its type suggests, naming it by its
+// description when the schema gives one that reads as a name ("What is the first number?").
 func question(p phrases.Property) string {
 	name := spokenWords(p.Name)
+	about := describedAs(p.Description)
 	switch {
 	case len(p.Enum) > 0:
 		values := make([]string, len(p.Enum))
 		for i, v := range p.Enum {
 			values[i] = spokenValue(v)
 		}
+		if about != "" {
+			return fmt.Sprintf("%s: %s?", capitalize(about), phrases.JoinList(values, "or"))
+		}
 		return fmt.Sprintf("Which %s: %s?", name, phrases.JoinList(values, "or"))
+	case p.Type == "boolean" && about != "":
+		return fmt.Sprintf("%s: yes or no?", capitalize(about))
 	case p.Type == "boolean":
 		return fmt.Sprintf("Should %s be yes or no?", name)
-	case p.Type == "number" || p.Type == "integer":
+	case about != "":
+		name = "is " + definite(about)
+	}
+	if p.Type == "number" || p.Type == "integer" {
 		return fmt.Sprintf("What %s? Say a number.", name)
 	}
 	return fmt.Sprintf("What %s?", name)
+}
+
+// describedAs is a property's description as a question can say it: its first sentence, lower
+// case unless it starts with an acronym, and "" when there is none, it is long, or it reads as
+// an instruction ("Enter the name") rather than a name.
+func describedAs(description string) string {
+	d := speakable(description, maxDescribed+1)
+	if i := strings.IndexAny(d, ".;:!?("); i >= 0 {
+		d = d[:i]
+	}
+	d = strings.TrimSpace(d)
+	words := strings.Fields(d)
+	if len(words) == 0 || len([]rune(d)) > maxDescribed || slices.Contains(instructions, strings.ToLower(words[0])) {
+		return ""
+	}
+	if r := []rune(d); len(r) < 2 || !unicode.IsUpper(r[1]) {
+		d = strings.ToLower(d[:1]) + d[1:]
+	}
+	return d
+}
+
+// maxDescribed is the longest description a question names a property by.
+const maxDescribed = 60
+
+// instructions are first words of descriptions that tell the client what to do.
+var instructions = []string{"enter", "provide", "specify", "give", "input", "type", "choose", "select", "pick", "set", "use", "if"}
+
+// definite puts "the" before a description that has no determiner of its own.
+func definite(d string) string {
+	first := strings.ToLower(strings.Fields(d)[0])
+	if slices.Contains([]string{"the", "a", "an", "your", "my", "this", "that", "which", "how", "what", "whether", "who", "where", "when"}, first) {
+		return d
+	}
+	return "the " + d
 }
 
 // fill reads an answer to a question for a missing value. A value that does not fit is asked
@@ -101,14 +148,11 @@ func (s *Service) fill(ctx context.Context, p *pending, req Request, now time.Ti
 		return s.failed(ctx, row, req, err)
 	}
 	name := p.missing[0]
-	// "no" answers a yes-or-no question; to anything else it, like "cancel", ends the turn.
-	heard := heardAs(req.Text)
-	if slices.Contains(cancellations, heard) && (heard != "no" || schema.Props[name].Type != "boolean") {
+	if dismisses(req.Text, schema.Props[name]) {
 		s.record(ctx, row, req, OutcomeCancelled, nil, "")
 		return Reply{Speech: "Cancelled; nothing ran.", Outcome: OutcomeCancelled, Tool: row.Name}
 	}
-	words := phrases.Words(req.Text)
-	v, err := phrases.Coerce(schema.Props[name], afterWords(req.Text, words, leadIn(words, disfluencies)))
+	v, err := phrases.Coerce(schema.Props[name], answerValue(req.Text))
 	if err != nil {
 		if p.tries+1 >= maxTries {
 			s.record(ctx, row, req, OutcomeCancelled, nil, "no fitting "+name)
@@ -135,16 +179,36 @@ func (s *Service) confirm(ctx context.Context, p *pending, req Request, now time
 	return s.run(ctx, row, req, p.args)
 }
 
-// affirmative reports whether an answer confirms: one of the affirmatives, after any lead-in
-// ("ok, do it", "um yes").
+// affirmative reports whether an answer confirms: affirmatives and nothing else, after any
+// lead-in ("ok, do it", "um yes", "yes please", "yeah, go for it").
 func affirmative(text string) bool {
 	words := phrases.Words(text)
-	for _, i := range leadIns(words, fillers) {
-		if i < len(words) && slices.Contains(affirmatives, phrases.Join(words[i:])) {
-			return true
+	return slices.ContainsFunc(answerForms(words, leadIns(words, fillers)), allAffirmative)
+}
+
+// allAffirmative reports whether an answer's form (answerForms) is one affirmative after
+// another.
+func allAffirmative(form string) bool {
+	words := strings.Fields(form)
+	for len(words) > 0 {
+		i := slices.IndexFunc(affirmativeWords, func(a []string) bool {
+			return len(a) <= len(words) && slices.Equal(words[:len(a)], a)
+		})
+		if i < 0 {
+			return false
 		}
+		words = words[len(affirmativeWords[i]):]
 	}
-	return false
+	return form != ""
+}
+
+// affirmativeWords are the affirmatives' words, longest first.
+var affirmativeWords = wordLists(affirmatives...)
+
+// dismisses reports whether an answer ends a question for a value of p without one: a
+// cancellation, except that "no" answers a yes-or-no question.
+func dismisses(text string, p phrases.Property) bool {
+	return saysOneOf(text, cancellations) && (p.Type != "boolean" || !saysOneOf(text, []string{"no"}))
 }
 
 // voidness is why a pending question no longer stands.
@@ -200,9 +264,6 @@ func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, 
 	if err != nil {
 		return Reply{Speech: "I could not read those arguments back.", Outcome: OutcomeError, Tool: row.Name}
 	}
-	s.convs.put(&pending{conversation: req.Conversation, toolID: row.ID, fingerprint: row.Fingerprint,
-		updatedAt: row.UpdatedAt, args: args, argsKey: key, expires: now.Add(s.opts.ConfirmWindow)})
-	s.record(ctx, row, req, OutcomeConfirm, args, "")
 	var absent []string
 	for _, name := range schema.Names {
 		if _, ok := args[name]; !ok {
@@ -213,7 +274,11 @@ func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, 
 	if len(absent) > 0 {
 		speech += fmt.Sprintf(" It goes without %s.", phrases.JoinList(absent, "or"))
 	}
-	return Reply{Speech: speech + " Say yes to confirm.", Outcome: OutcomeConfirm, ExpectsReply: true, Tool: row.Name}
+	question := Reply{Speech: speech + " Say yes to confirm.", Outcome: OutcomeConfirm, ExpectsReply: true, Tool: row.Name}
+	s.convs.put(&pending{conversation: req.Conversation, toolID: row.ID, fingerprint: row.Fingerprint,
+		updatedAt: row.UpdatedAt, args: args, argsKey: key, expires: now.Add(s.opts.ConfirmWindow), question: question})
+	s.record(ctx, row, req, OutcomeConfirm, args, "")
+	return question
 }
 
 // run runs the row and answers with its result, or with a question its server asks the owner

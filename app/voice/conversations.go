@@ -7,8 +7,8 @@ import (
 )
 
 // pending is a question waiting for the next utterance of its conversation: a confirm turn
-// (docs/design.md#rule-18), a question for a missing argument, or a server's question during a
-// call. Each is bound to the row, the arguments so far and the fingerprint: any change of the
+// (docs/design.md#rule-18), a question for a missing argument, a server's question during a
+// call, or which of the rows sharing a spoken name is meant (docs/design.md#rule-17). Each is bound to the row, the arguments so far and the fingerprint: any change of the
 // row in between voids it.
 type pending struct {
 	asking       bool       // a question for missing (else a confirm)
@@ -22,6 +22,9 @@ type pending struct {
 	missing      []string // asking: the properties still to fill; the first is asked for
 	tries        int      // asking, server: how often the current value was asked for
 	expires      time.Time
+	// question is the reply that put the question, said again when the owner asks "what?".
+	question Reply
+	choice   *choice // a "which one?" question (else toolID names the row)
 }
 
 // dropped is told that p was forgotten unanswered: a call waiting for a server's answer stops.

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"maven/app/allowlist"
 	"maven/app/phrases"
 )
 
@@ -24,10 +25,74 @@ var fillers = wordLists(
 var disfluencies = wordLists("um", "umm", "uh", "uhm", "er", "erm", "hmm")
 
 // affirmatives confirm a pending run (docs/design.md#rule-18); anything else cancels it.
-var affirmatives = []string{"yes", "yes please", "sure", "ok", "okay", "do it", "go ahead", "confirm", "yeah"}
+var affirmatives = []string{"yes", "yes please", "sure", "ok", "okay", "do it", "go ahead", "confirm", "yeah", "yep", "yup",
+	"go for it"}
 
 // cancellations end a question for a missing value without running anything.
 var cancellations = []string{"cancel", "stop", "never mind", "nevermind", "forget it", "nothing", "no"}
+
+// repeats ask for the question waiting to be put again, rather than answering it.
+var repeats = []string{"what", "sorry", "pardon", "pardon me", "come again", "say again", "say that again", "repeat",
+	"repeat that", "what was that", "excuse me"}
+
+// answerForms returns the words of an answer from each of starts on (leadIns), each as a fixed
+// answer is compared: without a leading "and", the articles or a trailing "please" ("and the
+// second one, please" is "second one").
+func answerForms(words []phrases.Word, starts []int) []string {
+	forms := make([]string, 0, len(starts))
+	for _, i := range starts {
+		var kept []string
+		for j, w := range words[i:] {
+			if j == 0 && w.Text == "and" || allowlist.IsArticle(w.Text) {
+				continue
+			}
+			kept = append(kept, w.Text)
+		}
+		for len(kept) > 0 && kept[len(kept)-1] == "please" {
+			kept = kept[:len(kept)-1]
+		}
+		forms = append(forms, strings.Join(kept, " "))
+	}
+	return forms
+}
+
+// saysOneOf reports whether an answer, after any filler, is one of fixed.
+func saysOneOf(text string, fixed []string) bool {
+	words := phrases.Words(text)
+	return slices.ContainsFunc(answerForms(words, leadIns(words, fillers)), func(f string) bool { return slices.Contains(fixed, f) })
+}
+
+// answerValue is an answer read as a value, as said: from after any hesitation up to any
+// "please" that ends it ("um, twenty three please" is "twenty three").
+func answerValue(text string) string {
+	words := phrases.Words(text)
+	start, end := 0, len(text)
+	if n := leadIn(words, disfluencies); n > 0 {
+		start = len(text)
+		if n < len(words) {
+			start = words[n].Start
+		}
+	}
+	if n := withoutPlease(words); n < len(words) {
+		end = 0
+		if n > 0 {
+			end = words[n-1].End
+		}
+	}
+	if start >= end {
+		return ""
+	}
+	return text[start:end]
+}
+
+// withoutPlease is how many of words are left once the "please"s ending them are dropped.
+func withoutPlease(words []phrases.Word) int {
+	n := len(words)
+	for n > 0 && words[n-1].Text == "please" {
+		n--
+	}
+	return n
+}
 
 // helpQuestions ask what voice can do.
 var helpQuestions = []string{"what can i say", "what can you do", "what can i ask", "help", "what are my options"}
@@ -101,14 +166,6 @@ func startsWith(words []phrases.Word, p []string) bool {
 		}
 	}
 	return true
-}
-
-// afterWords is text from word i on, as said ("" when no word is left).
-func afterWords(text string, words []phrases.Word, i int) string {
-	if i >= len(words) {
-		return ""
-	}
-	return text[words[i].Start:]
 }
 
 // heardAs is the utterance's words joined by single spaces: how it is compared with fixed

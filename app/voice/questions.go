@@ -164,8 +164,7 @@ func (q *serverQuestion) read(said string) (mcp.ElicitAnswer, error) {
 		return mcp.ElicitAnswer{Action: mcp.ActionAccept, Content: content}, nil
 	}
 	field := q.form.fields[q.form.ask]
-	words := phrases.Words(said)
-	said = afterWords(said, words, leadIn(words, disfluencies))
+	said = answerValue(said)
 	for value, title := range field.titles {
 		if heardAs(title) == heardAs(said) {
 			said = value
@@ -189,11 +188,12 @@ func (s *Service) putQuestion(ctx context.Context, c *call, q *serverQuestion, r
 		q.settle(declined)
 		return s.await(ctx, c, req)
 	}
+	question := Reply{Speech: q.speech(s.opts.MaxSpeech, why), Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
 	s.convs.put(&pending{conversation: req.Conversation, toolID: row.ID, fingerprint: row.Fingerprint,
 		updatedAt: row.UpdatedAt, args: c.args, argsKey: key, tries: tries, expires: expires,
-		server: &serverAsk{call: c, q: q}})
+		server: &serverAsk{call: c, q: q}, question: question})
 	s.record(ctx, row, req, OutcomeAsk, c.args, "the server asked: "+speakable(q.e.Message, maxRecorded))
-	return Reply{Speech: q.speech(s.opts.MaxSpeech, why), Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
+	return question
 }
 
 // serverAsk is a pending server's question: the call waiting, and the question.
@@ -220,7 +220,7 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 	}
 	// "Never mind" dismisses a question for a value. A read-back is declined by anything but
 	// a yes, and to a yes-or-no question "no" is the answer.
-	if q.form.ask >= 0 && q.form.fields[q.form.ask].Type != "boolean" && slices.Contains(cancellations, heardAs(req.Text)) {
+	if q.form.ask >= 0 && dismisses(req.Text, q.form.fields[q.form.ask].Property) {
 		q.settle(mcp.ElicitAnswer{Action: mcp.ActionCancel})
 		return s.await(ctx, c, req)
 	}

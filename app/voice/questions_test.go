@@ -279,3 +279,20 @@ func TestLockStopsACallWaitingForAnAnswer(t *testing.T) {
 	// The conversation starts afresh: the answer is no answer to anything.
 	expect(t, w.turn("blue"), voice.OutcomeNoMatch)
 }
+
+// A server's question is put again on "pardon?", named by its field's description, and the
+// answer after it goes to the server.
+func TestServerQuestionIsRepeatedOnPardon(t *testing.T) {
+	w := newAskingWorld(t, mcptest.Modern, time.Minute,
+		asking("paint", "The studio needs a detail.", `{"colour":{"type":"string","description":"Colour of the wall"}}`, "colour"))
+	asked := w.turn("paint")
+	expect(t, asked, voice.OutcomeAsk, "Studio asks: The studio needs a detail. What is the colour of the wall?")
+	if r := w.turn("Pardon?"); r != asked {
+		t.Fatalf("%+v, want the question again: %+v", r, asked)
+	}
+	r := w.turn("blue please")
+	expect(t, r, voice.OutcomeRan)
+	if want := `{"action":"accept","content":{"colour":"blue"}}`; r.Output != want {
+		t.Errorf("the server got %s, want %s", r.Output, want)
+	}
+}

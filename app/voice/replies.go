@@ -99,19 +99,6 @@ func spokenName(row allowlist.Tool) string {
 	return spokenWords(row.Name)
 }
 
-func ambiguityQuestion(e *allowlist.AmbiguousError) string {
-	var options []string
-	for _, t := range e.Candidates {
-		if t.IsMCP() {
-			options = append(options, spokenWords(t.Server())+" "+e.Spoken)
-		} else {
-			options = append(options, spokenWords(t.Name))
-		}
-	}
-	sort.Strings(options)
-	return fmt.Sprintf("Several tools are called %s. Which one: %s?", e.Spoken, phrases.JoinList(options, "or"))
-}
-
 // noMatchSpeech suggests the enabled names closest to what was said.
 func noMatchSpeech(m *allowlist.Matcher, text string) string {
 	names := m.Names()

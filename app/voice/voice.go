@@ -129,9 +129,9 @@ type Options struct {
 
 // Service handles voice turns.
 type Service struct {
-	d     Deps
-	opts  Options
-	wake  [][]string
+	d    Deps
+	opts Options
+	wake [][]string
 	// hears is the most words of an utterance a turn reads: its lead-ins at their longest,
 	// MaxWords, and one to tell that there are more.
 	hears int
@@ -223,6 +223,12 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 	}
 	now := s.opts.Now()
 	if p, ok := s.convs.take(req.Conversation, now); ok {
+		switch {
+		case saysOneOf(req.Text, repeats) && !now.After(p.expires):
+			return s.repeat(ctx, p, req)
+		case p.choice != nil:
+			return s.choose(ctx, p, req, words, starts, now)
+		}
 		if p.server != nil {
 			return s.answerServer(ctx, p, req, now)
 		}
@@ -252,16 +258,18 @@ func (s *Service) newTurn(ctx context.Context, req Request, words []phrases.Word
 		return Reply{Speech: "Something went wrong on my side; the daemon log says what.", Outcome: OutcomeError}
 	}
 	heard := ""
+	// A "please" that ends the utterance is no part of a name, a phrase or an argument.
+	end := withoutPlease(words)
 	for _, i := range starts {
-		text := afterWords(req.Text, words, i)
-		if text == "" {
+		if i >= end {
 			break
 		}
+		text := req.Text[words[i].Start:words[end-1].End]
 		heard = text
-		if slices.Contains(helpQuestions, phrases.Join(words[i:])) {
+		if slices.Contains(helpQuestions, phrases.Join(words[i:end])) {
 			return s.help(ctx, idx, req)
 		}
-		if r, ok := s.byPhrase(ctx, idx, req, words[i:], now); ok {
+		if r, ok := s.byPhrase(ctx, idx, req, words[i:end], now); ok {
 			return r
 		}
 		if r, ok := s.byName(ctx, idx, req, text, now); ok {
@@ -269,7 +277,10 @@ func (s *Service) newTurn(ctx context.Context, req Request, words []phrases.Word
 		}
 	}
 	r := Reply{Speech: noMatchSpeech(idx.matcher, heard), Outcome: OutcomeNoMatch}
-	if starts[len(starts)-1] == len(words) {
+	switch {
+	case slices.ContainsFunc(answerForms(words, starts), allAffirmative):
+		r.Speech = "There's nothing waiting for a yes."
+	case starts[len(starts)-1] >= end:
 		// Nothing but a wake word and fillers: the owner is about to say something.
 		r = Reply{Speech: "I am listening. Say what to run, or ask what you can say.", Outcome: OutcomeNoMatch, ExpectsReply: true}
 	}
@@ -335,24 +346,26 @@ func (s *Service) byName(ctx context.Context, idx *index, req Request, text stri
 	var amb *allowlist.AmbiguousError
 	switch {
 	case errors.As(err, &amb):
-		r := Reply{Speech: ambiguityQuestion(amb), Outcome: OutcomeRefused, ExpectsReply: true}
-		s.recordNoRow(ctx, req, r.Outcome, "several tools have that name")
-		return r, true
+		return s.whichOne(ctx, idx, req, amb, now), true
 	case err != nil:
 		return Reply{}, false
 	}
-	row := match.Tool
-	args, err := idx.bind(row, match.Tail)
+	return s.named(ctx, idx, req, match.Tool, match.Tail, now), true
+}
+
+// named goes on with row, which the utterance named, and the words said after its name.
+func (s *Service) named(ctx context.Context, idx *index, req Request, row allowlist.Tool, tail string, now time.Time) Reply {
+	args, err := idx.bind(row, tail)
 	if err != nil {
 		if _, ok := unspoken(err); ok {
 			// The tool takes its argument from speech and none was said: ask for it.
-			return s.complete(ctx, req, row, idx.schemas[row.ID], map[string]any{}, nil, nil, now), true
+			return s.complete(ctx, req, row, idx.schemas[row.ID], map[string]any{}, nil, nil, now)
 		}
 		reply := argsReply(row, err, idx.saved[row.ID])
 		s.record(ctx, row, req, reply.Outcome, nil, err.Error())
-		return reply, true
+		return reply
 	}
-	return s.proceed(ctx, req, row, idx.schemas[row.ID], args, now), true
+	return s.proceed(ctx, req, row, idx.schemas[row.ID], args, now)
 }
 
 // bind applies rule 15 to MCP rows and rule 16 to local commands.

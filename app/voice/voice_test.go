@@ -50,11 +50,12 @@ func (f *fakeRunner) count() int {
 	return len(f.calls)
 }
 
-// allowBinder applies rule 15 with a fixed allow_tools list, as the MCP manager does.
+// allowBinder applies rule 15 with a fixed allow_tools list, as the MCP manager does: a tool
+// is allowed by its name on every server, or by its row's name on its own.
 type allowBinder map[string]bool
 
 func (a allowBinder) Positional(row allowlist.Tool) mcp.Positional {
-	return mcp.NewPositional(row, a[row.RemoteName()])
+	return mcp.NewPositional(row, a[row.RemoteName()] || a[row.Name])
 }
 
 // testClock is a clock the test moves; the audit writer reads it from its own goroutine.
@@ -89,6 +90,7 @@ type world struct {
 	lock    *lockFlag
 	clock   *testClock
 	ids     map[string]int64
+	allowed allowBinder // the allow_tools of newVoice's services
 }
 
 const (
@@ -108,7 +110,8 @@ func newWorld(t testing.TB) *world {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := &testClock{t: now}
 	w := &world{t: t, svc: allowlist.NewService(db.NewToolStore(bdb), clock.now), feed: activity.New(db.NewActivityStore(bdb), clock.now),
-		runner: &fakeRunner{}, lock: &lockFlag{}, clock: clock, ids: map[string]int64{}}
+		runner: &fakeRunner{}, lock: &lockFlag{}, clock: clock, ids: map[string]int64{},
+		allowed: allowBinder{"search_tasks": true, "delete_task": true, "get_task": true}}
 	w.phrases = phrases.NewService(db.NewPhrasesStore(bdb), w.svc, clock.now)
 	add := func(server, tool, schema string, readOnly bool) {
 		p := allowlist.Proposal{Name: server + "_" + tool, Cmd: []string{"mcp", server, tool}, Scope: allowlist.MCPScope(server),
@@ -133,7 +136,7 @@ func (w *world) newVoice(opts voice.Options) *voice.Service {
 	opts.UnlockURL = "https://maven.example/unlock"
 	opts.Now = w.clock.now
 	opts.TurnsPerSecond, opts.Burst = 1e6, 1e6
-	v := voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{"search_tasks": true, "delete_task": true, "get_task": true},
+	v := voice.New(voice.Deps{Rows: w.svc, Binder: w.allowed,
 		Runner: w.runner, Lock: w.lock, Phrases: w.phrases, Activity: w.feed}, opts)
 	w.t.Cleanup(v.Close)
 	return v
@@ -176,7 +179,7 @@ func TestOutcomes(t *testing.T) {
 		{name: "go ahead runs it", turns: []string{"restart router", "Go ahead!"}, want: voice.OutcomeRan, wantCalls: 1},
 		{name: "anything else cancels", turns: []string{"archive all", "no wait"}, want: voice.OutcomeCancelled, speech: "nothing ran"},
 		{name: "a yes with a but is not yes", turns: []string{"archive all", "yes, but not that one"}, want: voice.OutcomeCancelled, speech: "nothing ran"},
-		{name: "ambiguous name asks which server", turns: []string{"list tasks"}, want: voice.OutcomeRefused, speech: "todoist list tasks or vikunja list tasks"},
+		{name: "ambiguous name asks which server", turns: []string{"list tasks"}, want: voice.OutcomeAsk, speech: "Which one: todoist list tasks or vikunja list tasks?"},
 		{name: "local command takes no arguments", turns: []string{"restart router now please"}, want: voice.OutcomeRefused, speech: "takes no arguments"},
 		{name: "undescribed required argument", turns: []string{"get task 7"}, want: voice.OutcomeRefused, speech: "will not guess"},
 		{name: "read-only tool not in allow_tools", turns: []string{"find project garden"}, want: voice.OutcomeNeedsArgs, speech: "query"},
