@@ -55,7 +55,7 @@ func TestPhrasesLetVoiceFillEveryArgument(t *testing.T) {
 	check(t, box.Fill("add {a} and {b}\n(what is | sum) {a} plus {b}"), "correct the phrases")
 	check(t, button(r, "Save phrases").Click(), "click Save phrases again")
 	check(t, tb.Expect.Locator(r.Locator(".phrases-feedback")).ToHaveText("Phrases saved."), "saved, said beside the button")
-	check(t, tb.Expect.Locator(r.Locator(".say")).ToHaveText("Say: ‘add {a} and {b}’ or ‘(what is | sum) {a} plus {b}’"), "the row says how to say it")
+	check(t, tb.Expect.Locator(r.Locator(".say")).ToHaveText("Say: ‘add 3 and 4’ or ‘what is 3 plus 4’"), "the row says how to say it")
 	check(t, tb.Expect.Locator(r.Locator(".line-errors")).ToHaveCount(0), "no line errors left")
 	if after := signCount(t, tb, authID); after != before+1 {
 		t.Fatalf("sign count %d → %d: want exactly one passkey gesture for the save", before, after)

@@ -116,7 +116,7 @@ func TestSavePhrasesNeedsAStepUpForTheRowAsShown(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("save with its step-up: %d %s", res.StatusCode, text)
 	}
-	for _, want := range []string{"Phrases saved.", "Say: ‘add {a} and {b}’ or ‘(what is | sum) {a} plus {b}’"} {
+	for _, want := range []string{"Phrases saved.", "Say: ‘add 3 and 4’ or ‘what is 3 plus 4’"} {
 		if !strings.Contains(html.UnescapeString(text), want) {
 			t.Errorf("the saved row lacks %q:\n%s", want, text)
 		}

@@ -187,7 +187,7 @@ type ToolRow struct {
 // Voice is what a row says about reaching it by voice (docs/design.md#rule-15 and
 // docs/design.md#rule-15b).
 type Voice struct {
-	// HowToSay: "Say: ‘add {a} and {b}’", "Say: ‘echo ⟨message⟩’", or "voice cannot fill its
+	// HowToSay: "Say: ‘add 3 and 4’", "Say: ‘echo ⟨message⟩’", or "voice cannot fill its
 	// arguments: add a phrase"; empty for a row voice does not reach.
 	HowToSay Text
 	// Void says that the saved phrases were for a shape the tool no longer has.

@@ -301,27 +301,16 @@ func glued(text string, atEnd bool) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// Example is one way of saying the template: the one that fills the most slots with the fewest
-// words, each slot written as mark(slot) ("add ⟨a⟩ and ⟨b⟩").
-func (t Template) Example(mark func(slot string) string) string {
-	var best []token
-	bestSlots := -1
-	for _, toks := range t.variants {
-		slots := 0
-		for _, tk := range toks {
-			if tk.slot != "" {
-				slots++
-			}
-		}
-		if slots > bestSlots || (slots == bestSlots && len(toks) < len(best)) {
-			best, bestSlots = toks, slots
-		}
-	}
-	parts := make([]string, len(best))
-	for i, tk := range best {
+// Example is the template as a person would say it: optional words kept, the first
+// alternative of every choice, each slot written as fill(slot) ("what is ⟨a⟩ plus ⟨b⟩" for
+// "[what is | sum] {a} plus {b}"). It is the first way of saying it: expandSeq lists each
+// group's alternatives in order, an optional group's nothing last.
+func (t Template) Example(fill func(slot string) string) string {
+	parts := make([]string, len(t.variants[0]))
+	for i, tk := range t.variants[0] {
 		parts[i] = tk.word
 		if tk.slot != "" {
-			parts[i] = mark(tk.slot)
+			parts[i] = fill(tk.slot)
 		}
 	}
 	return strings.Join(parts, " ")

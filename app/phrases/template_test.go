@@ -101,7 +101,14 @@ func TestSlotsAndExample(t *testing.T) {
 	if !slices.Equal(tpl.Slots, []string{"a", "b"}) {
 		t.Fatalf("slots %v", tpl.Slots)
 	}
-	if got := tpl.Example(func(s string) string { return "<" + s + ">" }); got != "add <a> and <b>" {
+	if got := tpl.Example(func(s string) string { return "<" + s + ">" }); got != "please add <a> and <b>" {
+		t.Fatalf("example %q", got)
+	}
+	tpl, err = Parse("(what is | sum) {a} plus[ses] {b}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tpl.Example(func(s string) string { return "<" + s + ">" }); got != "what is <a> plusses <b>" {
 		t.Fatalf("example %q", got)
 	}
 }

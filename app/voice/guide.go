@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -85,9 +86,9 @@ type Guide struct {
 	// redefined since) or for a row that is not enabled: they are kept for the owner to see,
 	// but voice does not use them.
 	Void bool
-	// HowToSay tells the owner how voice reaches the tool: "Say: ‘add {a} and {b}’", "Say:
-	// ‘echo ⟨message⟩’", or "voice cannot fill its arguments: add a phrase"; "" for a row that
-	// is not enabled.
+	// HowToSay tells the owner how voice reaches the tool, its phrases as a person says them:
+	// "Say: ‘add 3 and 4’", "Say: ‘echo ⟨message⟩’", or "voice cannot fill its arguments: add
+	// a phrase"; "" for a row that is not enabled.
 	HowToSay string
 }
 
@@ -118,7 +119,15 @@ func (s *Service) HowToSay(row allowlist.Tool, saved phrases.Saved) string {
 		return ""
 	}
 	if saved.UsableFor(row) {
-		return "Say: ‘" + strings.Join(saved.Lines, "’ or ‘") + "’"
+		schema, err := phrases.ReadSchema(row.InputSchema)
+		if err != nil {
+			return "voice cannot fill its arguments: add a phrase"
+		}
+		forms := make([]string, len(saved.Lines))
+		for i, line := range saved.Lines {
+			forms[i] = sayPhrase(line, schema, angled)
+		}
+		return "Say: ‘" + strings.Join(forms, "’ or ‘") + "’"
 	}
 	var pos mcp.Positional
 	if row.IsMCP() {
@@ -156,7 +165,8 @@ func (s *Service) help(ctx context.Context, idx *index, req Request) Reply {
 	for _, row := range idx.enabled {
 		var speech, text string
 		if sv := idx.saved[row.ID]; sv.UsableFor(row) {
-			speech, text = sayPhrase(sv.Lines[0], spokenWords), sayPhrase(sv.Lines[0], angled)
+			schema := idx.schemas[row.ID]
+			speech, text = sayPhrase(sv.Lines[0], schema, spokenWords), sayPhrase(sv.Lines[0], schema, angled)
 		} else {
 			pos := idx.positional[row.ID] // read once, when the index was built
 			speech = positionalForm(row, pos, func(p string) string { return "followed by the " + spokenWords(p) })
@@ -192,13 +202,59 @@ func (s *Service) help(ctx context.Context, idx *index, req Request) Reply {
 	return r
 }
 
-// sayPhrase is one way of saying a saved phrase, each slot written as mark(property).
-func sayPhrase(line string, mark func(string) string) string {
+// sayPhrase is a saved phrase as a person would say it (phrases.Template.Example), each slot
+// filled with an example of its property: "what is 3 plus 4". A string with no example in the
+// schema is written as mark(property).
+func sayPhrase(line string, schema phrases.Schema, mark func(string) string) string {
 	t, err := phrases.Parse(line)
 	if err != nil {
-		return line
+		return ""
 	}
-	return t.Example(mark)
+	numbers := 0
+	return t.Example(func(slot string) string {
+		p := schema.Props[slot]
+		switch {
+		case len(p.Enum) > 0:
+			return spokenValue(p.Enum[0])
+		case p.Example != nil && fits(p, p.Example):
+			return spokenValue(p.Example)
+		case p.Type == "boolean":
+			return "yes"
+		case p.Type == "number" || p.Type == "integer":
+			numbers++
+			return spokenValue(exampleNumber(p, numbers))
+		}
+		return mark(slot)
+	})
+}
+
+// fits reports whether a schema's example value is of its property's type.
+func fits(p phrases.Property, v any) bool {
+	switch v.(type) {
+	case string:
+		return p.Type == "string"
+	case bool:
+		return p.Type == "boolean"
+	case float64:
+		return p.Type == "number" || p.Type == "integer" && v == float64(int64(v.(float64)))
+	}
+	return false
+}
+
+// exampleNumber is the nth number a phrase is said with (3, 4, 5, …), within the property's
+// bounds.
+func exampleNumber(p phrases.Property, nth int) float64 {
+	n := float64(2 + nth)
+	if p.Maximum != nil && n > *p.Maximum {
+		n = *p.Maximum
+	}
+	if p.Minimum != nil && n < *p.Minimum {
+		n = *p.Minimum
+	}
+	if p.Type == "integer" {
+		n = math.Ceil(n)
+	}
+	return n
 }
 
 // angled writes a property to fill in: "⟨message⟩".

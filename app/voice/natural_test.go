@@ -116,6 +116,16 @@ func TestHelpListsWhatCanBeSaid(t *testing.T) {
 	}
 }
 
+// TestHelpReadsPhrasesAsSaid: "what can I say" reads a phrase as a person says it.
+func TestHelpReadsPhrasesAsSaid(t *testing.T) {
+	w := newWorld(t)
+	w.addPhrased(t, "everything", "get-sum", sumSchema, true, "(what is | sum) {a} plus {b} [please]")
+	r := w.turn("what can I say")
+	if !strings.Contains(r.Output, "\nwhat is 3 plus 4 please (get sum on everything)") || strings.ContainsAny(r.Speech+r.Output, "{}[]|") {
+		t.Fatalf("%+v", r)
+	}
+}
+
 func TestTheLockedReplyKeepsTheAddressOutOfSpeech(t *testing.T) {
 	w := newWorld(t)
 	w.lock.locked = true

@@ -196,10 +196,19 @@ func TestAPhraseThatFitsTwoToolsIsNotGuessed(t *testing.T) {
 	}
 }
 
+// weatherSchema has a string with a default, an enum and a bounded integer.
+const weatherSchema = `{"type":"object","properties":{"city":{"type":"string","default":"Paris"},
+	"unit":{"type":"string","enum":["celsius","fahrenheit"]},"days":{"type":"integer","minimum":5,"maximum":14}},"required":["city"]}`
+
+// TestHowToSay: the tools page's "Say:" line reads each phrase as a person would say it, slots
+// filled with an example of their type (or the schema's own), optional words kept and the first
+// of each choice: never the template's syntax.
 func TestHowToSay(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.addPhrased(t, "everything", "get-sum", sumSchema, true, "add {a} and {b}", "sum {a} plus {b}")
+	w.addPhrased(t, "everything", "get-sum", sumSchema, true, "add {a} and {b}", "(what is | sum) {a} plus {b}")
+	w.addPhrased(t, "calendar", "create_event", eventSchema, false, "new [loud] event {title} at {hour} [loud {loud}]")
+	w.addPhrased(t, "weather", "forecast", weatherSchema, true, "[the] weather in {city} [in {unit}] for {days} day[s]")
 	rows, err := w.svc.List(ctx, allowlist.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -209,12 +218,14 @@ func TestHowToSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"everything_get-sum":   "Say: ‘add {a} and {b}’ or ‘sum {a} plus {b}’",
-		"vikunja_search_tasks": "Say: ‘search tasks ⟨query⟩’",
-		"vikunja_list_tasks":   "Say: ‘list tasks’",
-		"restart_router":       "Say: ‘restart router’",
-		"vikunja_delete_task":  "voice cannot fill its arguments: add a phrase",
-		"vikunja_get_task":     "voice cannot fill its arguments: add a phrase",
+		"everything_get-sum":    "Say: ‘add 3 and 4’ or ‘what is 3 plus 4’",
+		"calendar_create_event": "Say: ‘new loud event ⟨title⟩ at 3 loud yes’",
+		"weather_forecast":      "Say: ‘the weather in Paris in celsius for 5 days’",
+		"vikunja_search_tasks":  "Say: ‘search tasks ⟨query⟩’",
+		"vikunja_list_tasks":    "Say: ‘list tasks’",
+		"restart_router":        "Say: ‘restart router’",
+		"vikunja_delete_task":   "voice cannot fill its arguments: add a phrase",
+		"vikunja_get_task":      "voice cannot fill its arguments: add a phrase",
 	}
 	for _, row := range rows {
 		if w, ok := want[row.Name]; ok && guides[row.ID].HowToSay != w {

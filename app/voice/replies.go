@@ -69,13 +69,13 @@ func unspoken(err error) (string, bool) {
 
 // argsReply says why the words after a tool's name cannot be its arguments, and how the owner
 // can make them so.
-func argsReply(row allowlist.Tool, err error, saved phrases.Saved) Reply {
+func argsReply(row allowlist.Tool, err error, saved phrases.Saved, schema phrases.Schema) Reply {
 	say := capitalize(spokenName(row))
 	hint := " A phrase on the tools page can bind them."
 	if saved.UsableFor(row) {
 		forms := make([]string, len(saved.Lines))
 		for i, line := range saved.Lines {
-			forms[i] = sayPhrase(line, spokenWords)
+			forms[i] = sayPhrase(line, schema, spokenWords)
 		}
 		hint = " Say it as: " + strings.Join(forms, ", or ") + "."
 	}

@@ -361,7 +361,7 @@ func (s *Service) named(ctx context.Context, idx *index, req Request, row allowl
 			// The tool takes its argument from speech and none was said: ask for it.
 			return s.complete(ctx, req, row, idx.schemas[row.ID], map[string]any{}, nil, nil, now)
 		}
-		reply := argsReply(row, err, idx.saved[row.ID])
+		reply := argsReply(row, err, idx.saved[row.ID], idx.schemas[row.ID])
 		s.record(ctx, row, req, reply.Outcome, nil, err.Error())
 		return reply
 	}
