@@ -138,6 +138,53 @@ func TestTheLockedReplyKeepsTheAddressOutOfSpeech(t *testing.T) {
 	}
 }
 
+// TestTheLockedReplySaysWhatWorksHere: the locked reply offers only the ways to unlock this
+// configuration's origins allow (docs/design.md#rule-19): the phone at an https name, else a
+// browser on the server or an SSH tunnel to it.
+func TestTheLockedReplySaysWhatWorksHere(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		origins       []string
+		says, saysNot []string
+		output        []string
+	}{
+		{"localhost", []string{"http://localhost:8080"}, []string{"in a browser on the Maven server", "SSH tunnel"}, []string{"phone", "http"},
+			[]string{"at http://localhost:8080/unlock in a browser on the Maven server", "ssh -L 8080:localhost:8080"}},
+		{"localhost over TLS", []string{"https://localhost:8443"}, []string{"browser on the Maven server"}, []string{"phone"},
+			[]string{"https://localhost:8443/unlock", "ssh -L 8443:localhost:8443"}},
+		{"an https name", []string{"https://maven.home.example:8443"}, []string{"on your phone", "maven.home.example"}, []string{"tunnel", "http"},
+			[]string{"at https://maven.home.example:8443/unlock."}},
+		{"both", []string{"http://localhost:8080", "https://maven.example"}, []string{"on your phone", "at maven.example"}, []string{"tunnel"},
+			[]string{"https://maven.example/unlock"}},
+		{"none known", []string{}, []string{"Unlock it with your passkey."}, []string{"phone", "tunnel"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.voice = w.newVoice(voice.Options{Origins: c.origins})
+			w.lock.locked = true
+			r := w.turn("search tasks milk")
+			if r.Outcome != voice.OutcomeLocked {
+				t.Fatalf("%+v", r)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(r.Speech, s) {
+					t.Errorf("speech %q lacks %q", r.Speech, s)
+				}
+			}
+			for _, s := range c.saysNot {
+				if strings.Contains(r.Speech, s) {
+					t.Errorf("speech %q says %q", r.Speech, s)
+				}
+			}
+			for _, s := range c.output {
+				if !strings.Contains(r.Output, s) {
+					t.Errorf("output %q lacks %q", r.Output, s)
+				}
+			}
+		})
+	}
+}
+
 func TestJSONResultsAreSummarised(t *testing.T) {
 	for _, c := range []struct{ name, out, speech string }{
 		{"a list of objects", `[{"id":1,"title":"Buy milk"},{"id":2,"title":"Call mum"},{"id":3,"title":"Fix bike"},{"id":4,"title":"Pay rent"}]`,

@@ -114,7 +114,9 @@ type Options struct {
 	ConfirmWindow time.Duration // how long a question waits for its answer (60s)
 	MaxPending    int           // pending questions kept at most (10,000)
 	MaxSpeech     int           // characters of tool output read out (400)
-	UnlockURL     string        // where the owner unlocks; in Output only, never read out
+	// Origins are the browser origins the owner configured (config origins): the locked reply
+	// says how to unlock with them.
+	Origins []string
 	// TurnsPerSecond and Burst bound the turns taken (DefaultTurnsPerSecond, DefaultBurst);
 	// a turn over the rate is answered, and nothing of it recorded or run.
 	TurnsPerSecond float64
@@ -129,9 +131,10 @@ type Options struct {
 
 // Service handles voice turns.
 type Service struct {
-	d    Deps
-	opts Options
-	wake [][]string
+	d      Deps
+	opts   Options
+	wake   [][]string
+	locked Reply // the locked reply, for opts.Origins
 	// hears is the most words of an utterance a turn reads: its lead-ins at their longest,
 	// MaxWords, and one to tell that there are more.
 	hears int
@@ -178,6 +181,7 @@ func New(d Deps, opts Options) *Service {
 	s := &Service{d: d, opts: opts, wake: wordLists(wake...), convs: newConversations(opts.MaxPending),
 		limit: rate.NewLimiter(rate.Limit(opts.TurnsPerSecond), opts.Burst)}
 	s.hears = maxLeadIns*longest(s.wake, fillers) + MaxWords + 1
+	s.locked = unlockReply(opts.Origins)
 	s.audit = newAuditor(s)
 	return s
 }
@@ -207,12 +211,8 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 	}
 	if s.d.Lock.Locked() {
 		s.convs.clear()
-		r := Reply{Speech: "Maven is locked, so nothing can run. Unlock it on your phone with your passkey.", Outcome: OutcomeLocked}
-		if s.opts.UnlockURL != "" {
-			r.Output = "Maven is locked, so nothing can run. Unlock it with your passkey at " + s.opts.UnlockURL + "."
-		}
-		s.recordNoRow(ctx, req, r.Outcome, "")
-		return r
+		s.recordNoRow(ctx, req, OutcomeLocked, "")
+		return s.locked
 	}
 	words, starts, ok := s.hear(req.Text)
 	if !ok {

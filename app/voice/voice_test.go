@@ -133,7 +133,9 @@ func newWorld(t testing.TB) *world {
 
 // newVoice builds the voice service over the world, with the options the tests share.
 func (w *world) newVoice(opts voice.Options) *voice.Service {
-	opts.UnlockURL = "https://maven.example/unlock"
+	if opts.Origins == nil {
+		opts.Origins = []string{"https://maven.example"}
+	}
 	opts.Now = w.clock.now
 	opts.TurnsPerSecond, opts.Burst = 1e6, 1e6
 	v := voice.New(voice.Deps{Rows: w.svc, Binder: w.allowed,

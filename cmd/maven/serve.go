@@ -182,7 +182,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	book := phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now)
 	voiceTurns := voice.New(voice.Deps{Rows: tools, Binder: manager, Runner: executor, Lock: d,
 		Phrases: book, Activity: d.events}, voice.Options{
-		UnlockURL: cfg.Origins[0] + "/unlock", WakeWords: cfg.Voice.WakeWords,
+		Origins: cfg.Origins, WakeWords: cfg.Voice.WakeWords,
 		TurnsPerSecond: cfg.Voice.TurnsPerSecond, Burst: cfg.Voice.Burst, Logger: logger,
 		OnTurn: func(o voice.Outcome) {
 			if registry != nil {
