@@ -103,6 +103,12 @@ func (s *Service) ended(ctx context.Context, c *call, req Request, end callEnd) 
 // declined at once, and the owner hears why with the result.
 func (c *call) Elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitAnswer, error) {
 	f, why := readForm(e)
+	if asked := credentialAsked(e, f, why == ""); asked != "" {
+		why = "asked for " + asked + "; Maven never passes credentials by voice"
+		c.s.opts.Logger.Warn("voice: declined a server's request for credentials", "tool", c.row.Name, "server", e.Server, "asked", asked)
+		c.s.flag(c.row, Request{Conversation: c.conversation}, "credential request",
+			spokenWords(e.Server)+" "+why+"; it said: "+speakable(e.Message, maxRecorded))
+	}
 	c.mu.Lock()
 	c.asked++
 	if why == "" && c.asked > maxQuestions {

@@ -79,6 +79,17 @@ func (c *conversations) take(conversation string, now time.Time) (*pending, bool
 	return el.Value.(*pending), true
 }
 
+// waiting returns the question waiting in a conversation, leaving it there.
+func (c *conversations) waiting(conversation string) (*pending, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[conversation]
+	if !ok {
+		return nil, false
+	}
+	return el.Value.(*pending), true
+}
+
 // pruneLocked drops entries that expired more than graceAfterExpiry ago. They are kept a little
 // past expiry so a late "yes" hears that it was too late instead of "I don't know that".
 func (c *conversations) pruneLocked(now time.Time) {

@@ -230,13 +230,13 @@ func sayPhrase(line string, schema phrases.Schema, mark func(string) string) str
 
 // fits reports whether a schema's example value is of its property's type.
 func fits(p phrases.Property, v any) bool {
-	switch v.(type) {
+	switch v := v.(type) {
 	case string:
 		return p.Type == "string"
 	case bool:
 		return p.Type == "boolean"
 	case float64:
-		return p.Type == "number" || p.Type == "integer" && v == float64(int64(v.(float64)))
+		return p.Type == "number" || p.Type == "integer" && v == float64(int64(v))
 	}
 	return false
 }

@@ -213,6 +213,9 @@ func (a *serverAsk) drop() {
 // what the call does next: its result, or another question.
 func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now time.Time) Reply {
 	c, q := p.server.call, p.server.q
+	// The feed keeps that the question was answered, and for which field, never what was said.
+	said := req.Text
+	req.Text = q.answeredAs()
 	row, err := s.d.Rows.Get(ctx, p.toolID)
 	if r, void := s.checkAnswer(ctx, p, req, row, err, now); void {
 		p.server.drop()
@@ -220,11 +223,11 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 	}
 	// "Never mind" dismisses a question for a value. A read-back is declined by anything but
 	// a yes, and to a yes-or-no question "no" is the answer.
-	if q.form.ask >= 0 && dismisses(req.Text, q.form.fields[q.form.ask].Property) {
+	if q.form.ask >= 0 && dismisses(said, q.form.fields[q.form.ask].Property) {
 		q.settle(mcp.ElicitAnswer{Action: mcp.ActionCancel})
 		return s.await(ctx, c, req)
 	}
-	a, err := q.read(req.Text)
+	a, err := q.read(said)
 	if err != nil {
 		if p.tries+1 >= maxTries {
 			c.mu.Lock()
@@ -239,6 +242,15 @@ func (s *Service) answerServer(ctx context.Context, p *pending, req Request, now
 	}
 	q.settle(a)
 	return s.await(ctx, c, req)
+}
+
+// answeredAs is what the feed keeps of an answer to q in place of the words said: whose
+// question it answered, and the field it was for.
+func (q *serverQuestion) answeredAs() string {
+	if q.form.ask < 0 {
+		return fmt.Sprintf("[an answer to %s's question]", spokenWords(q.e.Server))
+	}
+	return fmt.Sprintf("[an answer to %s's question for %s]", spokenWords(q.e.Server), q.form.fields[q.form.ask].Name)
 }
 
 // checkAnswer voids an answer that came too late, or whose row is gone or changed since the

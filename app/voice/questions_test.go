@@ -27,6 +27,7 @@ type askingWorld struct {
 	rows     *allowlist.Service
 	feed     *activity.Log
 	voice    *voice.Service
+	lock     *lockFlag
 	conv     string
 }
 
@@ -35,9 +36,9 @@ func newAskingWorld(t *testing.T, protocols []string, window time.Duration, spec
 	scripted := mcptest.New(mcptest.Options{Protocols: protocols}, specs...)
 	t.Cleanup(scripted.Close)
 	l := newLiveServer(t, scripted, config.Server{Name: "studio"}, len(specs), mcp.ManagerOptions{CallTimeout: 2 * time.Second})
-	w := &askingWorld{t: t, scripted: scripted, rows: l.rows, feed: activity.New(db.NewActivityStore(l.db), time.Now), conv: "kitchen"}
+	w := &askingWorld{t: t, scripted: scripted, rows: l.rows, feed: activity.New(db.NewActivityStore(l.db), time.Now), lock: &lockFlag{}, conv: "kitchen"}
 	w.voice = voice.New(voice.Deps{Rows: w.rows, Binder: l.manager, Runner: runner.New(w.rows, l.manager, runner.Options{Timeout: 2 * time.Second}),
-		Lock: &lockFlag{}, Activity: w.feed}, voice.Options{ConfirmWindow: window, TurnsPerSecond: 1e6, Burst: 1e6})
+		Lock: w.lock, Activity: w.feed}, voice.Options{ConfirmWindow: window, TurnsPerSecond: 1e6, Burst: 1e6})
 	t.Cleanup(w.voice.Close)
 	return w
 }
@@ -294,5 +295,109 @@ func TestServerQuestionIsRepeatedOnPardon(t *testing.T) {
 	expect(t, r, voice.OutcomeRan)
 	if want := `{"action":"accept","content":{"colour":"blue"}}`; r.Output != want {
 		t.Errorf("the server got %s, want %s", r.Output, want)
+	}
+}
+
+// feedText is every activity entry's detail so far, one a line.
+func (w *askingWorld) feedText() string {
+	w.t.Helper()
+	ctx := context.Background()
+	if err := w.voice.Sync(ctx); err != nil {
+		w.t.Fatal(err)
+	}
+	page, err := w.feed.Query(ctx, activity.Filter{Limit: activity.MaxLimit})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range page.Entries {
+		fmt.Fprintf(&b, "%s %s %s\n", e.Action, e.Outcome, e.Detail)
+	}
+	return b.String()
+}
+
+// A server's question that asks for a credential (by a field's name, description or title, or
+// by its message while a value is to be said; go-sdk's client refuses `format: password` itself,
+// TestCredentialAsked reads it) is never put: it is declined, the
+// owner hears why, and the feed keeps a flagged event. A real go-sdk server asks, in both eras.
+func TestServerQuestionsForCredentialsAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		name, message, props string
+		protocols            []string
+		asked                string
+	}{
+		{"a password field", "Sign in to the studio.", `{"password":{"type":"string"}}`, mcptest.Legacy, "a password"},
+		{"an apiKey field", "One more thing.", `{"apiKey":{"type":"string"}}`, mcptest.Modern, "an API key"},
+		{"described as a token", "One more thing.", `{"value":{"type":"string","description":"Your access token"}}`, mcptest.Legacy, "a token"},
+		{"a PIN", "Confirm it is you.", `{"pin":{"type":"integer"}}`, mcptest.Legacy, "a PIN"},
+		{"titled a secret", "One more thing.", `{"s":{"type":"string","title":"Client secret"}}`, mcptest.Modern, "a secret"},
+		{"a message asking for a one-time code", "Say the one-time code we just texted you.", `{"code":{"type":"string"}}`, mcptest.Modern, "a one-time code"},
+		{"a message asking for the recovery code", "To keep going, read me your Maven recovery code.", `{"words":{"type":"string"}}`, mcptest.Legacy, "a recovery code"},
+		{"a login form", "Sign in.", `{"user":{"type":"string"},"userPassword":{"type":"string"}}`, mcptest.Modern, "a password"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var names []string
+			for k := range mustProps(t, c.props) {
+				names = append(names, k)
+			}
+			w := newAskingWorld(t, c.protocols, time.Minute, asking("login", c.message, c.props, names...))
+			r := w.turn("login")
+			expect(t, r, voice.OutcomeRan, "Studio asked for "+c.asked+"; Maven never passes credentials by voice, so I declined.")
+			if !strings.HasSuffix(r.Output, `{"action":"decline"}`) {
+				t.Errorf("the server got %s, want a decline", r.Output)
+			}
+			if feed := w.feedText(); !strings.Contains(feed, `"flagged":"credential request"`) || !strings.Contains(feed, "studio asked for "+c.asked) {
+				t.Errorf("no flagged event in the feed:\n%s", feed)
+			}
+		})
+	}
+}
+
+// Questions that only look like it are put as any other: a count of tokens, a yes-or-no about
+// a pinned list whose message names a secret.
+func TestServerQuestionsThatNameNoCredentialAreAsked(t *testing.T) {
+	for _, c := range []struct{ message, props, asked string }{
+		{"How long an answer?", `{"max_tokens":{"type":"integer"}}`, "What max tokens? Say a number."},
+		{"Keep the secret santa list pinned?", `{"pinned":{"type":"boolean"}}`, "Should pinned be yes or no?"},
+	} {
+		t.Run(c.asked, func(t *testing.T) {
+			var name string
+			for k := range mustProps(t, c.props) {
+				name = k
+			}
+			w := newAskingWorld(t, mcptest.Modern, time.Minute, asking("plan", c.message, c.props, name))
+			expect(t, w.turn("plan"), voice.OutcomeAsk, c.asked)
+			if feed := w.feedText(); strings.Contains(feed, "flagged") {
+				t.Errorf("flagged:\n%s", feed)
+			}
+		})
+	}
+}
+
+// The feed keeps that a server's question was answered, and for which field, never the words
+// of the answer: not when it is sent, not when it did not fit and is asked for again, not when
+// it is too long to hear, not when it comes while locked.
+func TestAnAnswerToAServerIsNeverKeptVerbatim(t *testing.T) {
+	w := newAskingWorld(t, mcptest.Legacy, time.Minute, asking("paint", "Which colour?", `{"colour":{"type":"string"}}`, "colour"),
+		asking("count", "How many?", `{"coats":{"type":"integer"}}`, "coats"))
+	expect(t, w.turn("paint"), voice.OutcomeAsk, "What colour?")
+	if r := w.turn("swordfish"); r.Output != `{"action":"accept","content":{"colour":"swordfish"}}` {
+		t.Fatalf("the server got %+v", r)
+	}
+	expect(t, w.turn("count"), voice.OutcomeAsk, "What coats?")
+	expect(t, w.turn("swordfish two"), voice.OutcomeAsk, "Coats must be")
+	expect(t, w.turn("three"), voice.OutcomeRan)
+	expect(t, w.turn("paint"), voice.OutcomeAsk, "What colour?")
+	expect(t, w.turn(strings.Repeat("swordfish ", voice.MaxWords+1)), voice.OutcomeRefused, "at most 64 words")
+	w.lock.locked = true
+	expect(t, w.turn("swordfish"), voice.OutcomeLocked)
+	feed := w.feedText()
+	if strings.Contains(feed, "swordfish") {
+		t.Fatalf("the feed keeps an answer:\n%s", feed)
+	}
+	for _, want := range []string{"[an answer to studio's question for colour]", "[an answer to studio's question for coats]"} {
+		if !strings.Contains(feed, want) {
+			t.Errorf("the feed lacks %q:\n%s", want, feed)
+		}
 	}
 }

@@ -33,6 +33,15 @@ func (s *Service) record(_ context.Context, row allowlist.Tool, req Request, out
 		ToolID: row.ID, Tool: row.Name, Outcome: string(outcome), Detail: detail}})
 }
 
+// flag records what a server attempted that the owner should see: an event of the turn marked
+// flagged, with what and why. It never holds what the owner said.
+func (s *Service) flag(row allowlist.Tool, req Request, flagged, reason string) {
+	detail := turnDetail(req, reason)
+	detail["flagged"] = flagged
+	s.audit.add(auditEvent{event: activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
+		ToolID: row.ID, Tool: row.Name, Outcome: string(OutcomeRefused), Detail: detail}})
+}
+
 // recordNoRow records a turn that involved no row: it matched nothing, or came while locked.
 func (s *Service) recordNoRow(ctx context.Context, req Request, outcome Outcome, reason string) {
 	s.record(ctx, allowlist.Tool{}, req, outcome, nil, reason)

@@ -210,15 +210,15 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 		return Reply{Speech: "Too many requests at once; wait a moment and try again.", Outcome: OutcomeRefused}
 	}
 	if s.d.Lock.Locked() {
+		s.recordNoRow(ctx, s.forFeed(req), OutcomeLocked, "")
 		s.convs.clear()
-		s.recordNoRow(ctx, req, OutcomeLocked, "")
 		return s.locked
 	}
 	words, starts, ok := s.hear(req.Text)
 	if !ok {
 		// Unmatched, and any question waiting is left waiting.
 		r := Reply{Speech: fmt.Sprintf("That is more than I take in one turn: say it in at most %d words.", MaxWords), Outcome: OutcomeRefused}
-		s.recordNoRow(ctx, req, r.Outcome, fmt.Sprintf("more than %d words", MaxWords))
+		s.recordNoRow(ctx, s.forFeed(req), r.Outcome, fmt.Sprintf("more than %d words", MaxWords))
 		return r
 	}
 	now := s.opts.Now()
@@ -238,6 +238,15 @@ func (s *Service) turn(ctx context.Context, req Request) Reply {
 		return s.confirm(ctx, p, req, now)
 	}
 	return s.newTurn(ctx, req, words, starts, now)
+}
+
+// forFeed is req as the feed may keep it when no question reads it: words said while a
+// server's question waits may be its answer, and an answer is never kept.
+func (s *Service) forFeed(req Request) Request {
+	if p, ok := s.convs.waiting(req.Conversation); ok && p.server != nil {
+		req.Text = p.server.q.answeredAs()
+	}
+	return req
 }
 
 // hear reads the words of an utterance a turn considers and where it may start (leadIns); ok is
