@@ -75,6 +75,9 @@ func TestBrowserRequestsAtAnotherHostAreRefused(t *testing.T) {
 			if token != "" {
 				req.Header.Set("Authorization", "Bearer "+token)
 			}
+			if body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			rec := httptest.NewRecorder()
 			vf.h.ServeHTTP(rec, req)
 			return rec

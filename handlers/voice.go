@@ -44,14 +44,18 @@ type streamLine struct {
 
 // voicePost is POST /voice: authenticate, read, turn, answer. The token only lets a front end
 // submit utterances; it can never enable a tool or satisfy a step-up. Only a bad token (401), a
-// body that is not a webhook request (400) and one over voice.MaxRequestBody (413) are returned
-// as errors: a front end such as Home Assistant turns any other status into "Error contacting
-// webhook", so every failure of the turn itself, the rate limit included, is a spoken 200.
+// body that does not say it is JSON (415), one that is not a webhook request (400) and one over
+// voice.MaxRequestBody (413) are returned as errors: a front end such as Home Assistant turns
+// any other status into "Error contacting webhook", so every failure of the turn itself, the
+// rate limit included, is a spoken 200.
 func voicePost(turner VoiceTurner, tokens TokenChecker, log *slog.Logger) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if !tokens.Check(requestToken(r)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="maven", Basic realm="maven"`)
 			return apiError{http.StatusUnauthorized, "missing or wrong voice token"}
+		}
+		if !saysJSON(r.Header.Get("Content-Type")) {
+			return apiError{http.StatusUnsupportedMediaType, "the body must be JSON, sent with Content-Type: application/json"}
 		}
 		req, err := readVoiceRequest(w, r)
 		if err != nil {
@@ -74,6 +78,15 @@ func voicePost(turner VoiceTurner, tokens TokenChecker, log *slog.Logger) handle
 		}
 		return nil
 	}
+}
+
+// saysJSON reports whether a Content-Type is JSON's: application/json or application/…+json,
+// with any parameters. Home Assistant's webhook-conversation always sends application/json
+// (docs/peers.md#home-assistant). A missing one is refused too: it is what a page's fetch with
+// an untyped body sends without a preflight (docs/security.md#req-39).
+func saysJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 // readVoiceRequest decodes the webhook's body, streaming, up to voice.MaxRequestBody; its

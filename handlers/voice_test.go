@@ -53,6 +53,7 @@ func TestVoicePost(t *testing.T) {
 		auth       func(*http.Request)
 		body       string
 		accept     string
+		ctype      string // "" sends application/json; "-" sends none
 		wantStatus int
 		wantText   string // the utterance the turner got
 		wantBody   string
@@ -75,6 +76,16 @@ func TestVoicePost(t *testing.T) {
 		{name: "no conversation", auth: bearer(token), body: `{"text":"list tasks"}`, wantStatus: 400},
 		{name: "conversation too long", auth: bearer(token), body: `{"conversation_id":"` + strings.Repeat("c", 300) + `","text":"x"}`, wantStatus: 400},
 		{name: "wrong method", method: http.MethodGet, auth: bearer(token), wantStatus: 405},
+		{name: "json with a charset", auth: bearer(token), ctype: "application/json; charset=utf-8", body: `{"conversation_id":"c","text":"x"}`,
+			wantStatus: 200, wantText: "x"},
+		{name: "a +json type", auth: bearer(token), ctype: "application/vnd.maven+json", body: `{"conversation_id":"c","text":"x"}`,
+			wantStatus: 200, wantText: "x"},
+		{name: "a form, as curl -d sends", auth: bearer(token), ctype: "application/x-www-form-urlencoded", body: `{"conversation_id":"c","text":"x"}`,
+			wantStatus: 415, wantBody: "Content-Type: application/json"},
+		{name: "a text/plain body", auth: bearer(token), ctype: "text/plain", body: `{"conversation_id":"c","text":"x"}`, wantStatus: 415},
+		{name: "no content type", auth: bearer(token), ctype: "-", body: `{"conversation_id":"c","text":"x"}`, wantStatus: 415},
+		{name: "a malformed content type", auth: bearer(token), ctype: "application/json;;", body: `{"conversation_id":"c","text":"x"}`, wantStatus: 415},
+		{name: "no token comes first", ctype: "text/plain", body: `{"conversation_id":"c","text":"x"}`, wantStatus: 401},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			turner := &recordingTurner{}
@@ -90,6 +101,13 @@ func TestVoicePost(t *testing.T) {
 			if c.accept != "" {
 				req.Header.Set("Accept", c.accept)
 			}
+			switch c.ctype {
+			case "":
+				req.Header.Set("Content-Type", "application/json")
+			case "-":
+			default:
+				req.Header.Set("Content-Type", c.ctype)
+			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != c.wantStatus {
@@ -98,6 +116,9 @@ func TestVoicePost(t *testing.T) {
 			if c.wantStatus != 200 {
 				if turner.calls != 0 {
 					t.Fatal("a refused request reached the turner")
+				}
+				if !strings.Contains(rec.Body.String(), c.wantBody) {
+					t.Fatalf("body %q lacks %q", rec.Body.String(), c.wantBody)
 				}
 				return
 			}
@@ -152,7 +173,7 @@ func TestVoicePostAsHomeAssistantPosts(t *testing.T) {
 			body := hatest.Body(hatest.Chat{ConversationID: "01JF8Q", Log: log, Stream: c.stream, UserID: &user, Entities: hatest.Home(c.entities)})
 			req := httptest.NewRequest(http.MethodPost, "/voice", bytes.NewReader(body))
 			req.SetBasicAuth("homeassistant", "mvt_secret")
-			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Content-Type", hatest.ContentType)
 			req.Header.Set("Accept", "*/*") // aiohttp's default
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
@@ -242,6 +263,7 @@ func TestVoicePostDoesNotReadAnOversizedBodyWhole(t *testing.T) {
 				req.ContentLength = 64 << 20
 			}
 			req.Header.Set("Authorization", "Bearer t")
+			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != http.StatusRequestEntityTooLarge || body.read > c.maxRead {
@@ -255,6 +277,7 @@ func TestAFailedTurnIsStillSpoken(t *testing.T) {
 	h := voiceRoutes(&recordingTurner{panic: true}, oneToken("t"))
 	req := httptest.NewRequest(http.MethodPost, "/voice", strings.NewReader(`{"conversation_id":"c","text":"x","stream":true}`))
 	req.Header.Set("Authorization", "Bearer t")
+	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != 200 || !strings.Contains(readStream(t, rec.Body), "went wrong") {
@@ -286,6 +309,7 @@ func FuzzVoicePost(f *testing.F) {
 		h := voiceRoutes(turner, oneToken("t"))
 		req := httptest.NewRequest(http.MethodPost, "/voice", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", accept)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

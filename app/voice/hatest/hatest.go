@@ -55,6 +55,11 @@ const SystemPrompt = "You are a voice assistant for Home Assistant.\nAnswer ques
 	"You ARE equipped to answer questions about the current state of\nthe home using the `GetLiveContext` tool. This is a primary function. " +
 	"Do not state you lack the\nfunctionality if the question requires live data.\nCurrent time is 18:32:07. Today's date is 2026-12-13."
 
+// ContentType is the Content-Type the integration posts with: entity.py's _get_auth_headers
+// sets it for every request, and earlier versions posted with aiohttp's json=, which sets the
+// same. It never posts without one.
+const ContentType = "application/json"
+
 // Body returns the request body the integration posts for c.
 func Body(c Chat) []byte {
 	var query string
