@@ -131,13 +131,13 @@ func TestHomeAssistantTalksToServerEverything(t *testing.T) {
 	if got := ha.say("could you please echo hello there", true); got != "Echo: hello there" {
 		t.Fatalf("echo: %q", got)
 	}
-	if got := ha.say("echo", false); got != "What message?" {
+	if got := ha.say("echo", false); got != "What is the message to echo?" {
 		t.Fatalf("echo alone: %q", got)
 	}
 	if got := ha.say("Good morning!", true); got != "Echo: Good morning" {
 		t.Fatalf("the answer: %q", got)
 	}
-	if got := ha.say("what can I say", false); !strings.Contains(got, "add ⟨a⟩ and ⟨b⟩") || !strings.Contains(got, "echo ⟨message⟩") {
+	if got := ha.say("what can I say", false); !strings.Contains(got, "add 3 and 4") || !strings.Contains(got, "echo ⟨message⟩") {
 		t.Fatalf("help: %q", got)
 	}
 	if got := ha.say("open the pod bay doors", false); !strings.Contains(got, "do not know") {
