@@ -173,7 +173,7 @@ func TestAnAskNamesThePropertyByItsDescription(t *testing.T) {
 	w.addPhrased(t, "everything", "get-sum", schema, true, "add {a}")
 	for _, step := range []struct{ said, asked string }{
 		{"add 3", "What is the second number? Say a number."},
-		{"4", "Temperature unit: c or f?"},
+		{"-4", "Temperature unit: c or f?"},
 		{"c", "Whether to shout: yes or no?"},
 		{"no", "What note?"},
 		{"a note", "What is the tag to file it under?"},
@@ -182,5 +182,5 @@ func TestAnAskNamesThePropertyByItsDescription(t *testing.T) {
 			t.Fatalf("after %q: %s %q, want %q", step.said, r.Outcome, r.Speech, step.asked)
 		}
 	}
-	expectReply(t, w.turn("urgent"), voice.OutcomeRan, `"tag":"urgent"`)
+	expectReply(t, w.turn("urgent"), voice.OutcomeRan, `"a":3,"b":-4,`)
 }
