@@ -136,3 +136,19 @@ func TestSignInNeedsAVaultAndWhatTheCardShowed(t *testing.T) {
 		t.Fatalf("a step-up for a need the card does not show: %d %+v", rec.Code, begin)
 	}
 }
+
+// TestSignInToAnUnknownServerIsNotFound: a sign-in naming a server the config does not have,
+// after a step-up for one it has, is a plain 404 that names nothing, not Maven failing.
+func TestSignInToAnUnknownServerIsNotFound(t *testing.T) {
+	vf, _ := protectedFixture(t)
+	a := authtest.New(testOrigin)
+	b, _ := vf.setUp(a)
+	eventually(t, "needs-auth", func() bool { return vf.serverState("tasks") == mcp.StateNeedsAuth })
+	form := vf.signInForm("tasks")
+	b.mustStepUp(a, auth.One(auth.ActionSignIn, 0, form.Get("fingerprint")))
+	form.Set("server", "nope")
+	rec := b.htmx(http.MethodPost, "/servers/sign-in", form)
+	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "no MCP server") {
+		t.Fatalf("sign in to an unknown server: %d %s", rec.Code, rec.Body.String())
+	}
+}
