@@ -445,3 +445,44 @@ func TestSignInsReuseTheRegisteredClient(t *testing.T) {
 		t.Fatalf("%d registrations: want one more once the authorization server forgot the first", n)
 	}
 }
+
+// TestATokenGoesOnlyToItsOrigin: a signed-in server that answers 307 to another port of its own
+// host (net/http keeps Authorization across a redirect to the same host name, whatever the
+// port) sends Maven on without its token, and without its configured headers: the second
+// server, which records what it saw, never sees either.
+func TestATokenGoesOnlyToItsOrigin(t *testing.T) {
+	var sawToken, sawHeader atomic.Int64
+	var reached atomic.Int64
+	tasks := scripted().HTTPHandler()
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		if r.Header.Get("Authorization") != "" {
+			sawToken.Add(1)
+		}
+		if r.Header.Get("X-Api-Key") != "" {
+			sawHeader.Add(1)
+		}
+		tasks.ServeHTTP(w, r)
+	}))
+	t.Cleanup(elsewhere.Close)
+	var redirecting atomic.Bool
+	fake := oauthtest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if redirecting.Load() {
+			http.Redirect(w, r, elsewhere.URL+"/mcp", http.StatusTemporaryRedirect)
+			return
+		}
+		tasks.ServeHTTP(w, r)
+	}), oauthtest.Options{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{
+		"tasks": {Type: config.TransportHTTP, URL: fake.URL, Headers: map[string]string{"X-Api-Key": "key-" + t.Name()}}})
+	d.enrollPasskey(t)
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+
+	redirecting.Store(true)
+	_, _ = d.m.CallTool(context.Background(), "tasks", "list_tasks", nil)
+	waitUntil(t, 10*time.Second, "the redirect followed", func() bool { return reached.Load() > 0 })
+	if n, h := sawToken.Load(), sawHeader.Load(); n != 0 || h != 0 {
+		t.Fatalf("the server on another port got the OAuth token %d times and the configured header %d times", n, h)
+	}
+}

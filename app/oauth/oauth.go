@@ -110,6 +110,11 @@ func New(v Vault, rec Recorder, opts Options) *Service {
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{Timeout: 30 * time.Second}
 	}
+	if opts.HTTP.CheckRedirect == nil {
+		c := *opts.HTTP
+		c.CheckRedirect = keepCredentialsHome
+		opts.HTTP = &c
+	}
 	if opts.FlowTTL <= 0 {
 		opts.FlowTTL = DefaultFlowTTL
 	}
@@ -125,6 +130,26 @@ func New(v Vault, rec Recorder, opts Options) *Service {
 	s := &Service{vault: v, rec: rec, opts: opts, logger: opts.Logger}
 	s.flows = newFlows(opts.MaxFlows, opts.FlowTTL, opts.Now)
 	return s
+}
+
+// keepCredentialsHome is the redirect policy of the client that talks to authorization
+// servers: a request that carries credentials (a registration, a code exchange, a refresh: every
+// request but a metadata GET) is not sent on to another origin. net/http would post its body
+// again after a 307 or 308 (the code and its verifier, the refresh token, a client secret) to
+// wherever it points, and keep a Basic Authorization header for the same host name on any port.
+func keepCredentialsHome(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0]
+	if first.Method == http.MethodGet || first.Method == http.MethodHead {
+		return nil
+	}
+	if !strings.EqualFold(req.URL.Scheme+"://"+req.URL.Host, first.URL.Scheme+"://"+first.URL.Host) {
+		return fmt.Errorf("the authorization server sent a %s of %s on to another origin (%s): refused, it carries credentials",
+			first.Method, first.URL.Redacted(), req.URL.Redacted())
+	}
+	return nil
 }
 
 // HTTPClient is the client that talks to authorization servers, for discovery.

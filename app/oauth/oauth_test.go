@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -10,8 +11,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"maven/app/activity"
 	"maven/app/mcp/mcptest"
@@ -319,5 +323,47 @@ func TestMetadataDocument(t *testing.T) {
 	}
 	if svc := oauth.New(&memVault{}, nil, oauth.Options{Origins: []string{origin}}); svc.MetadataDocument() != nil || svc.HasMetadataDocument() {
 		t.Fatal("a document without an https origin")
+	}
+}
+
+// TestCredentialsDoNotFollowARedirect: a token endpoint that answers a refresh with 307 to
+// another origin (another port of its host) would have the refresh token and the client secret
+// posted there again; Maven refuses the redirect, and the other server sees nothing.
+func TestCredentialsDoNotFollowARedirect(t *testing.T) {
+	ctx := context.Background()
+	var leaked atomic.Int64
+	elsewhere := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if r.PostForm.Get("refresh_token") != "" || r.PostForm.Get("client_secret") != "" || r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"at-elsewhere","token_type":"Bearer","expires_in":3600}`))
+	}))
+	issuer := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere+"/token", http.StatusTemporaryRedirect)
+	}))
+	for _, style := range []oauth2.AuthStyle{oauth2.AuthStyleInParams, oauth2.AuthStyleInHeader} {
+		v := &memVault{}
+		raw, err := json.Marshal(oauth.Credentials{Issuer: issuer, Resource: "http://tasks.example/mcp", ClientID: "maven",
+			ClientSecret: "cs-" + t.Name(), TokenURL: issuer + "/token", AuthStyle: style,
+			Token: &oauth2.Token{AccessToken: "at-old", RefreshToken: "rt-" + t.Name(), Expiry: time.Now().Add(-time.Hour)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.SealOAuth(ctx, "tasks", raw); err != nil {
+			t.Fatal(err)
+		}
+		sess, err := oauth.New(v, nil, oauth.Options{Origins: []string{origin}}).Open(ctx, "tasks", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, _ := sess.TokenSource(ctx)
+		if tok, err := ts.Token(); err == nil {
+			t.Errorf("auth style %d: a refresh through a redirect gave %q", style, tok.AccessToken)
+		}
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Fatalf("the other origin got the refresh token or the client secret %d times", n)
 	}
 }
