@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -484,5 +485,34 @@ func TestATokenGoesOnlyToItsOrigin(t *testing.T) {
 	waitUntil(t, 10*time.Second, "the redirect followed", func() bool { return reached.Load() > 0 })
 	if n, h := sawToken.Load(), sawHeader.Load(); n != 0 || h != 0 {
 		t.Fatalf("the server on another port got the OAuth token %d times and the configured header %d times", n, h)
+	}
+}
+
+// TestASignInStaysWithItsAddress: a reload that moves a signed-in server to another URL (here
+// another server, with an authorization server of its own) sends that URL no token: the sign-in
+// was for the old address. The server needs a sign-in, and says why; signing in there works,
+// and the old sign-in is replaced.
+func TestASignInStaysWithItsAddress(t *testing.T) {
+	ctx := context.Background()
+	before := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{})
+	after := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: before.URL}})
+	d.enrollPasskey(t)
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+
+	d.m.Reconfigure(map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: after.URL}})
+	st := d.waitState(t, "tasks", mcp.StateNeedsAuth)
+	if n := after.WithToken.Load(); n != 0 {
+		t.Fatalf("the server at the new address got %d requests with the old address's token", n)
+	}
+	if !strings.Contains(st.LastError, "address changed") || st.AuthServer != after.Issuer {
+		t.Fatalf("needs-auth says %q at %q: want it to say the address changed, and the new authorization server", st.LastError, st.AuthServer)
+	}
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+	creds, err := d.svc.Load(ctx, "tasks")
+	if err != nil || creds.Issuer != after.Issuer || creds.Resource != after.URL {
+		t.Fatalf("sealed sign-in %q for %q (%v): want the new one", creds.Issuer, creds.Resource, err)
 	}
 }

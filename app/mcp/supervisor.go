@@ -137,7 +137,7 @@ func (s *supervisor) run(ctx context.Context) {
 			s.awaitSignIn(ctx, cfg)
 			continue
 		}
-		if _, err := s.openAuth(ctx); errors.Is(err, vault.ErrLocked) {
+		if _, err := s.openAuth(ctx, cfg); errors.Is(err, vault.ErrLocked) {
 			s.set(StateLocked, "")
 			s.sleep(ctx, 0)
 			continue

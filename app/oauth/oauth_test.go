@@ -181,7 +181,7 @@ func TestSignInSealsATokenThatWorks(t *testing.T) {
 		t.Fatalf("activity %v", got)
 	}
 
-	sess, err := f.svc.Open(ctx, "tasks", nil)
+	sess, err := f.svc.Open(ctx, "tasks", f.fake.URL, nil)
 	if err != nil || !sess.SignedIn() {
 		t.Fatalf("open: signed in %v, %v", sess != nil && sess.SignedIn(), err)
 	}
@@ -354,7 +354,7 @@ func TestCredentialsDoNotFollowARedirect(t *testing.T) {
 		if err := v.SealOAuth(ctx, "tasks", raw); err != nil {
 			t.Fatal(err)
 		}
-		sess, err := oauth.New(v, nil, oauth.Options{Origins: []string{origin}}).Open(ctx, "tasks", nil)
+		sess, err := oauth.New(v, nil, oauth.Options{Origins: []string{origin}}).Open(ctx, "tasks", "http://tasks.example/mcp", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,5 +365,43 @@ func TestCredentialsDoNotFollowARedirect(t *testing.T) {
 	}
 	if n := leaked.Load(); n != 0 {
 		t.Fatalf("the other origin got the refresh token or the client secret %d times", n)
+	}
+}
+
+// TestASignInCoversOnlyItsResource: the token of a sign-in goes only to the URLs its resource
+// covers (RFC 8707): its own, one below it, any on an origin whose resource is the origin, the
+// default port spelled out or not, the query aside; never another host, port, scheme or path.
+func TestASignInCoversOnlyItsResource(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		resource, dialled string
+		covered           bool
+	}{
+		{"https://tasks.example/mcp", "https://tasks.example/mcp", true},
+		{"https://tasks.example/mcp", "https://TASKS.example:443/mcp?key=new", true},
+		{"https://tasks.example/mcp", "https://tasks.example/mcp/v2", true},
+		{"https://tasks.example", "https://tasks.example/other", true},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp", true},
+		{"https://tasks.example/mcp", "https://tasks.example/mcp2", false},
+		{"https://tasks.example/mcp", "https://tasks.example/", false},
+		{"https://tasks.example/mcp", "https://other.example/mcp", false},
+		{"https://tasks.example/mcp", "http://tasks.example/mcp", false},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8081/mcp", false},
+		{"", "https://tasks.example/mcp", false},
+	} {
+		v := &memVault{}
+		raw, _ := json.Marshal(oauth.Credentials{Issuer: "https://auth.example", Resource: c.resource, ClientID: "maven",
+			TokenURL: "https://auth.example/token", Token: &oauth2.Token{AccessToken: "at", Expiry: time.Now().Add(time.Hour)}})
+		if err := v.SealOAuth(ctx, "tasks", raw); err != nil {
+			t.Fatal(err)
+		}
+		sess, err := oauth.New(v, nil, oauth.Options{}).Open(ctx, "tasks", c.dialled, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.SignedIn() != c.covered || sess.Moved() == c.covered || !sess.Sealed() {
+			t.Errorf("a sign-in for %q dialling %q: signed in %v, moved %v; want covered %v",
+				c.resource, c.dialled, sess.SignedIn(), sess.Moved(), c.covered)
+		}
 	}
 }
