@@ -119,7 +119,7 @@ func (s *supervisor) awaitSignIn(ctx context.Context, cfg config.Server) {
 		if w.moved {
 			st.LastError = "the server's address changed since you signed in; sign in again"
 		}
-		st.AuthServer, st.AuthScopes = w.need.Issuer, w.need.ScopeText()
+		st.AuthServer, st.AuthScopes, st.AuthEndpoint = w.need.Issuer, w.need.ScopeText(), w.need.AuthorizationEndpoint
 	})
 	s.sleep(ctx, 0)
 }

@@ -162,7 +162,7 @@ func (d *daemon) signIn(t *testing.T, server string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.svc.Complete(ctx, "owner-session", back.Query()); err != nil {
+	if _, err := d.svc.Complete(ctx, "owner-session", back); err != nil {
 		t.Fatalf("callback: %v", err)
 	}
 }
@@ -514,5 +514,76 @@ func TestASignInStaysWithItsAddress(t *testing.T) {
 	creds, err := d.svc.Load(ctx, "tasks")
 	if err != nil || creds.Issuer != after.Issuer || creds.Resource != after.URL {
 		t.Fatalf("sealed sign-in %q for %q (%v): want the new one", creds.Issuer, creds.Resource, err)
+	}
+}
+
+// TestAMixUpGetsNoCode is the authorization-server mix-up of RFC 9700 section 4.4: a hostile
+// server whose authorization server's metadata points its authorization endpoint at an honest
+// authorization server (one that does not check resource indicators, on another port), and
+// hands out the client Maven has there. Signing in to it sends the browser to the honest one;
+// were its answer to come back, Maven would send the honest code, with the PKCE verifier, to the
+// hostile token endpoint. The honest authorization server knows Maven's client only with the
+// callback of its own (oauth.CallbackPathFor), so it sends nothing back, and the hostile token
+// endpoint never sees a code.
+func TestAMixUpGetsNoCode(t *testing.T) {
+	ctx := context.Background()
+	honest := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{AnyResource: true})
+	servers := map[string]config.Server{"honest": {Type: config.TransportHTTP, URL: honest.URL}}
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), servers)
+	d.enrollPasskey(t)
+	d.signIn(t, "honest")
+	d.waitState(t, "honest", mcp.StateConnected)
+	creds, err := d.svc.Load(ctx, "honest")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	hostile := oauthtest.NewMixUp(t, honest, oauthtest.MixUpOptions{ClientID: creds.ClientID})
+	d.m.Reconfigure(map[string]config.Server{"honest": servers["honest"], "hostile": {Type: config.TransportHTTP, URL: hostile.URL}})
+	st := d.waitState(t, "hostile", mcp.StateNeedsAuth)
+	if st.AuthServer != hostile.Issuer || st.AuthEndpoint != honest.Issuer+"/authorize" {
+		t.Fatalf("the card shows the authorization server %q and its sign-in page %q", st.AuthServer, st.AuthEndpoint)
+	}
+	authURL, err := d.m.SignIn(ctx, "hostile", st.SignInDigest(), "owner-session", browserOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := oauthtest.Authorize(ctx, authURL); err == nil {
+		// The browser follows the answer back to Maven.
+		_, err = d.svc.Complete(ctx, "owner-session", back)
+		t.Logf("the honest authorization server answered; the callback: %v", err)
+	}
+	if codes := hostile.Codes(); len(codes) > 0 {
+		t.Fatalf("the hostile token endpoint got %d codes of the honest authorization server", len(codes))
+	}
+}
+
+// TestAMixUpAnswerNamingAnotherIssuerIsRefused: where the honest authorization server names
+// itself in its answer (RFC 9207), an answer that reaches the hostile sign-in's callback (here
+// Maven was made to register at the honest one, through the hostile registration endpoint) is
+// refused as a mix-up before its code goes anywhere.
+func TestAMixUpAnswerNamingAnotherIssuerIsRefused(t *testing.T) {
+	ctx := context.Background()
+	honest := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{AnyResource: true, Iss: true})
+	hostile := oauthtest.NewMixUp(t, honest, oauthtest.MixUpOptions{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"hostile": {Type: config.TransportHTTP, URL: hostile.URL}})
+	d.enrollPasskey(t)
+	st := d.waitState(t, "hostile", mcp.StateNeedsAuth)
+	authURL, err := d.m.SignIn(ctx, "hostile", st.SignInDigest(), "owner-session", browserOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := oauthtest.Authorize(ctx, authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.svc.Complete(ctx, "owner-session", back); !errors.Is(err, oauth.ErrMixUp) {
+		t.Fatalf("the callback: %v, want ErrMixUp", err)
+	}
+	if codes := hostile.Codes(); len(codes) > 0 {
+		t.Fatalf("the hostile token endpoint got %d codes of the honest authorization server", len(codes))
+	}
+	if got := d.status("hostile"); got.State != mcp.StateNeedsAuth || !strings.Contains(got.LastError, "not from the authorization server") {
+		t.Fatalf("after the refused answer: %s %q", got.State, got.LastError)
 	}
 }

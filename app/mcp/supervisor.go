@@ -318,6 +318,6 @@ func (s *supervisor) enter(st *ServerStatus, state State) {
 		st.Since = time.Now()
 	}
 	if state != StateNeedsAuth {
-		st.AuthServer, st.AuthScopes = "", ""
+		st.AuthServer, st.AuthScopes, st.AuthEndpoint = "", "", ""
 	}
 }

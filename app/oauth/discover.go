@@ -72,6 +72,10 @@ type Need struct {
 	Issuer   string // the authorization server
 	// AuthorizationEndpoint is where the owner's browser goes.
 	AuthorizationEndpoint string
+	// MetadataDocument is set when the authorization server takes client ID metadata documents;
+	// IssResponse when it names itself in its answers (RFC 9207
+	// authorization_response_iss_parameter_supported), which Maven then requires.
+	MetadataDocument, IssResponse bool
 	// Scopes are what Maven will ask for, in order; none means the scope is left out.
 	Scopes []string
 	// StepUp is set when the server asked for more than Maven holds (insufficient_scope).
@@ -146,6 +150,7 @@ func Discover(ctx context.Context, client *http.Client, serverURL string, ch Cha
 		scopes = union(granted, scopes)
 	}
 	return Need{Resource: prm.Resource, Issuer: asm.Issuer, AuthorizationEndpoint: asm.AuthorizationEndpoint,
+		MetadataDocument: asm.ClientIDMetadataDocumentSupported, IssResponse: asm.AuthorizationResponseIssParameterSupported,
 		Scopes: scopes, StepUp: ch.InsufficientScope()}, nil
 }
 

@@ -9,6 +9,8 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,8 +88,22 @@ const (
 	DefaultMaxFlows = 8
 )
 
-// CallbackPath is Maven's redirect URI on each of its origins.
+// CallbackPath is Maven's redirect URI on each of its origins for a client that is the same at
+// every authorization server: its client ID metadata document (which lists it) and a client the
+// owner registered (at the URI the README names). A client Maven registers dynamically has one
+// of its own per authorization server, CallbackPathFor.
 const CallbackPath = "/oauth/callback"
+
+// CallbackPathFor is the redirect URI path of the clients Maven registers at the authorization
+// server issuer: CallbackPath and a name of the issuer. Each authorization server sends the
+// browser back to its own, and a callback is accepted only at the one of the sign-in's
+// authorization server: an authorization server that another one's metadata sends the browser
+// to (a mix-up, RFC 9700 section 4.4) does not know Maven's client there with that redirect
+// URI, and its answer cannot pass for the other's.
+func CallbackPathFor(issuer string) string {
+	h := sha256.Sum256([]byte(issuer))
+	return CallbackPath + "/" + hex.EncodeToString(h[:8])
+}
 
 // MetadataDocumentPath is where Maven serves its client ID metadata document, on its https
 // origin: its URL is Maven's client id (the one go-sdk's reference client and the conformance

@@ -121,15 +121,15 @@ func (f *fixture) refusal(t *testing.T) oauth.Challenge {
 	return oauth.Challenge{Status: resp.StatusCode, WWWAuthenticate: resp.Header.Values("WWW-Authenticate"), URL: f.fake.URL}
 }
 
-// follow requests the authorization URL as a browser would and returns the query of the
-// redirect back to Maven's callback.
-func follow(t *testing.T, authURL string) url.Values {
+// follow requests the authorization URL as a browser would and returns the redirect back to
+// Maven's callback (for the clients Maven registers, that of the authorization server).
+func follow(t *testing.T, authURL string) *url.URL {
 	t.Helper()
 	loc, err := oauthtest.Authorize(context.Background(), authURL)
-	if err != nil || loc.Scheme+"://"+loc.Host+loc.Path != origin+oauth.CallbackPath {
+	if err != nil || loc.Scheme+"://"+loc.Host != origin || !strings.HasPrefix(loc.Path, oauth.CallbackPath+"/") {
 		t.Fatalf("authorize: %v, Location %v: want a redirect to Maven's callback", err, loc)
 	}
-	return loc.Query()
+	return loc
 }
 
 func (f *fixture) signIn(t *testing.T, need oauth.Need, ch oauth.Challenge, session string) (string, chan error) {
@@ -402,6 +402,56 @@ func TestASignInCoversOnlyItsResource(t *testing.T) {
 		if sess.SignedIn() != c.covered || sess.Moved() == c.covered || !sess.Sealed() {
 			t.Errorf("a sign-in for %q dialling %q: signed in %v, moved %v; want covered %v",
 				c.resource, c.dialled, sess.SignedIn(), sess.Moved(), c.covered)
+		}
+	}
+}
+
+// TestAnAnswerCountsOnlyFromItsAuthorizationServer: a sign-in's answer is accepted only at the
+// callback of the sign-in's authorization server, and only naming it where it names itself
+// (RFC 9207): an answer elsewhere, or naming none though the authorization server said it
+// would, fails the sign-in as a mix-up, spends it, and its code is never exchanged.
+func TestAnAnswerCountsOnlyFromItsAuthorizationServer(t *testing.T) {
+	ctx := context.Background()
+	for name, tamper := range map[string]func(u *url.URL){
+		"at another callback": func(u *url.URL) { u.Path = oauth.CallbackPath },
+		"at another authorization server's callback": func(u *url.URL) {
+			u.Path = oauth.CallbackPathFor("https://elsewhere.example")
+		},
+		"naming no issuer": func(u *url.URL) {
+			q := u.Query()
+			q.Del("iss")
+			u.RawQuery = q.Encode()
+		},
+		"naming another issuer": func(u *url.URL) {
+			q := u.Query()
+			q.Set("iss", "https://elsewhere.example")
+			u.RawQuery = q.Encode()
+		},
+	} {
+		f := newFixture(t, oauthtest.Options{Iss: true})
+		ch := f.refusal(t)
+		need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
+		if err != nil || !need.IssResponse {
+			t.Fatalf("discover: %+v %v", need, err)
+		}
+		authURL, done := f.signIn(t, need, ch, "owner-session")
+		back := follow(t, authURL)
+		if back.Path != oauth.CallbackPathFor(f.fake.Issuer) || back.Query().Get("iss") != f.fake.Issuer {
+			t.Fatalf("the authorization server answered at %s", back)
+		}
+		genuine := *back
+		tamper(back)
+		if _, err := f.svc.Complete(ctx, "owner-session", back); !errors.Is(err, oauth.ErrMixUp) {
+			t.Errorf("an answer %s: %v, want ErrMixUp", name, err)
+		}
+		if err := <-done; !errors.Is(err, oauth.ErrMixUp) {
+			t.Errorf("an answer %s: the sign-in ended with %v", name, err)
+		}
+		if _, err := f.svc.Complete(ctx, "owner-session", &genuine); !errors.Is(err, oauth.ErrNoSignIn) {
+			t.Errorf("the genuine answer after one %s: %v, want the sign-in spent", name, err)
+		}
+		if n := f.fake.Exchanges.Load(); n != 0 {
+			t.Errorf("an answer %s: %d codes exchanged", name, n)
 		}
 	}
 }
