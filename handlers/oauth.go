@@ -84,18 +84,14 @@ func (s *server) browserOrigin(r *http.Request) string {
 
 // oauthCallbackGet is where the authorization server sends the owner's browser back: the
 // sign-in of this session that the state names finishes (the code exchanged, the tokens
-// sealed), and the browser goes back to the servers card, which shows how it went.
+// sealed), and the browser goes back to the servers card, which shows how it went. A failed
+// sign-in is the card's to show and oauth's to log and record, once.
 func (s *server) oauthCallbackGet(w http.ResponseWriter, r *http.Request) error {
 	if s.oauth == nil {
 		return errNoPage
 	}
-	server, err := s.oauth.Complete(r.Context(), ownerFrom(r.Context()).sid, r.URL)
-	if errors.Is(err, oauth.ErrNoSignIn) {
+	if _, err := s.oauth.Complete(r.Context(), ownerFrom(r.Context()).sid, r.URL); errors.Is(err, oauth.ErrNoSignIn) {
 		return err
-	}
-	if err != nil {
-		// The card shows the failure with the server, which still offers the sign-in.
-		s.log.Warn("oauth sign-in failed", "server", server, "err", err)
 	}
 	http.Redirect(w, r, "/tools#mcp-servers", http.StatusSeeOther)
 	return nil

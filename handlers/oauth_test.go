@@ -179,3 +179,29 @@ func TestSignInNamesWhereTheBrowserGoes(t *testing.T) {
 		}
 	}
 }
+
+// TestAFailedSignInIsLoggedOnce: the owner declines at the authorization server; the callback
+// sends the browser back to the card, which says so, and the log says it once (not once by the
+// handler and once by the sign-in).
+func TestAFailedSignInIsLoggedOnce(t *testing.T) {
+	vf, _ := protectedFixture(t)
+	a := authtest.New(testOrigin)
+	b, _ := vf.setUp(a)
+	eventually(t, "needs-auth", func() bool { return vf.serverState("tasks") == mcp.StateNeedsAuth })
+	form := vf.signInForm("tasks")
+	b.mustStepUp(a, auth.One(auth.ActionSignIn, 0, form.Get("fingerprint")))
+	rec := b.htmx(http.MethodPost, "/servers/sign-in", form)
+	back := follow(t, rec.Header().Get("HX-Redirect"))
+	back.RawQuery = url.Values{"error": {"access_denied"}, "state": {back.Query().Get("state")}}.Encode()
+	if rec := b.get(back.RequestURI()); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/tools#mcp-servers" {
+		t.Fatalf("callback: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	for _, st := range vf.mgr.Status() {
+		if st.Name == "tasks" && !strings.Contains(st.LastError, "access_denied") {
+			t.Fatalf("the card says %q: want the refusal", st.LastError)
+		}
+	}
+	if n := strings.Count(strings.ToLower(vf.logs.String()), "sign-in failed"); n != 1 {
+		t.Fatalf("the failed sign-in is logged %d times:\n%s", n, vf.logs.String())
+	}
+}

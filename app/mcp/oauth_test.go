@@ -587,3 +587,18 @@ func TestAMixUpAnswerNamingAnotherIssuerIsRefused(t *testing.T) {
 		t.Fatalf("after the refused answer: %s %q", got.State, got.LastError)
 	}
 }
+
+// TestNoSignInWithoutTheCodeGrant: a server whose authorization server lists only grant types
+// for machines (client credentials) gets no Sign in; it shows failed, saying why.
+func TestNoSignInWithoutTheCodeGrant(t *testing.T) {
+	fake := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{GrantTypes: []string{"client_credentials"}})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}})
+	d.enrollPasskey(t)
+	st := d.waitState(t, "tasks", mcp.StateFailed)
+	if !strings.Contains(st.LastError, "does not offer browser sign-in") || st.AuthServer != "" {
+		t.Fatalf("failed with %q (authorization server %q): want it to say there is no browser sign-in", st.LastError, st.AuthServer)
+	}
+	if _, err := d.m.SignIn(context.Background(), "tasks", st.SignInDigest(), "owner-session", browserOrigin); !errors.Is(err, mcp.ErrNoSignInNeeded) {
+		t.Fatalf("sign in: %v, want ErrNoSignInNeeded", err)
+	}
+}

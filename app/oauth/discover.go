@@ -65,6 +65,11 @@ func (e *NeedsAuthError) Error() string {
 // (RFC 9728 section 3.3).
 var ErrResourceMismatch = errors.New("the server's protected resource metadata names another resource")
 
+// ErrNoBrowserSignIn means the authorization server's metadata lists grant types without the
+// authorization code grant (a machine-to-machine one, client credentials): the owner has no
+// sign-in in a browser to do there, so Maven offers none.
+var ErrNoBrowserSignIn = errors.New("this server's authorization server does not offer browser sign-in")
+
 // Need is what a server asks the owner to sign in for, as its card shows it and the sign-in's
 // step-up approves it.
 type Need struct {
@@ -130,6 +135,11 @@ func Discover(ctx context.Context, client *http.Client, serverURL string, ch Cha
 		// The 2025-03-26 revision's fallback: the endpoints at their default paths.
 		asm = &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationEndpoint: issuer + "/authorize",
 			TokenEndpoint: issuer + "/token", RegistrationEndpoint: issuer + "/register"}
+	}
+	// Without grant_types_supported, RFC 8414 section 2 says the authorization server takes
+	// ["authorization_code", "implicit"].
+	if asm.GrantTypesSupported != nil && !slices.Contains(asm.GrantTypesSupported, "authorization_code") {
+		return Need{}, fmt.Errorf("%w: %s lists only the grant types %q", ErrNoBrowserSignIn, asm.Issuer, asm.GrantTypesSupported)
 	}
 	if !reg.MetadataDocument || !asm.ClientIDMetadataDocumentSupported {
 		if reg.Configured == nil && asm.RegistrationEndpoint == "" {

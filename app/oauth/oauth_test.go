@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -212,6 +213,8 @@ func TestSignInSealsATokenThatWorks(t *testing.T) {
 func TestSignInOpensOnlyWhatWasApproved(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, oauthtest.Options{ChallengeScope: "tasks:read"})
+	var logs strings.Builder
+	f.svc = oauth.New(f.v, f.feed, oauth.Options{Origins: []string{origin}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ch := f.refusal(t)
 	need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
 	if err != nil {
@@ -232,6 +235,9 @@ func TestSignInOpensOnlyWhatWasApproved(t *testing.T) {
 	}
 	if got := f.feed.actions(); !slices.Equal(got, []string{activity.ActionSignInFailed}) {
 		t.Fatalf("activity %v", got)
+	}
+	if strings.Contains(logs.String(), "sign-in failed") {
+		t.Fatalf("the sign-in logged the failure Begin returned, which its caller logs:\n%s", logs.String())
 	}
 	if _, err := f.svc.Begin(ctx, oauth.SignIn{Server: "tasks", ServerURL: f.fake.URL, Challenge: ch, Need: need,
 		Session: "s", Origin: "http://evil.example"}); err == nil {
@@ -452,6 +458,36 @@ func TestAnAnswerCountsOnlyFromItsAuthorizationServer(t *testing.T) {
 		}
 		if n := f.fake.Exchanges.Load(); n != 0 {
 			t.Errorf("an answer %s: %d codes exchanged", name, n)
+		}
+	}
+}
+
+// TestDiscoverNeedsTheCodeGrant: metadata without grant_types_supported takes the RFC 8414
+// default (authorization_code and implicit), and one that lists the code grant signs in; one
+// that lists other grants only offers no browser sign-in.
+func TestDiscoverNeedsTheCodeGrant(t *testing.T) {
+	for grants, want := range map[string]error{
+		"": nil,
+		`"grant_types_supported": ["authorization_code"],`: nil,
+		`"grant_types_supported": ["client_credentials"],`: oauth.ErrNoBrowserSignIn,
+		`"grant_types_supported": [],`:                     oauth.ErrNoBrowserSignIn,
+	} {
+		mux := http.NewServeMux()
+		var base string
+		mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"resource":"` + base + `/mcp","authorization_servers":["` + base + `"]}`))
+		})
+		mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"issuer":"` + base + `",` + grants + `"authorization_endpoint":"` + base + `/authorize",
+				"token_endpoint":"` + base + `/token","registration_endpoint":"` + base + `/register","response_types_supported":["code"],"code_challenge_methods_supported":["S256"]}`))
+		})
+		base = newServer(t, mux)
+		ch := oauth.Challenge{Status: 401, WWWAuthenticate: []string{`Bearer resource_metadata="` + base + `/.well-known/oauth-protected-resource/mcp"`}}
+		_, err := oauth.Discover(context.Background(), http.DefaultClient, base+"/mcp", ch, nil, oauth.Registration{})
+		if !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Errorf("metadata with %q: %v, want %v", grants, err, want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -64,6 +65,9 @@ type flow struct {
 	expires      time.Time
 	answer       chan callback // the callback's parameters, once
 	outcome      chan error    // the exchange's result, once
+	// handedOver is set once Begin returned the authorization URL: from then on, a failure is
+	// the sign-in's to report; before, Begin returns it to its caller.
+	handedOver atomic.Bool
 }
 
 // callback is what the authorization server sent the browser back with, and where.
@@ -123,7 +127,7 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 		} else if clientRefused(err) {
 			s.stale.set(in.Server, true)
 		}
-		s.finish(in, err)
+		s.finish(in, f, err)
 		f.outcome <- err
 		failed <- err
 	}()
@@ -131,6 +135,7 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 	defer wait.Stop()
 	select {
 	case u := <-opened:
+		f.handedOver.Store(true)
 		return u, nil
 	case err := <-failed:
 		return "", fmt.Errorf("sign-in to %s: %w", in.Server, err)
@@ -342,12 +347,16 @@ func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token, redirects [
 	return nil
 }
 
-// finish records how the sign-in ended and tells the caller.
-func (s *Service) finish(in SignIn, err error) {
+// finish records how the sign-in f ended and tells the caller. A failure is logged here once
+// Begin handed out the authorization URL (at the callback, the exchange, or the flow's end);
+// one before is Begin's error, which its caller reports: each failure is logged once.
+func (s *Service) finish(in SignIn, f *flow, err error) {
 	detail := map[string]any{"issuer": in.Need.Issuer, "scopes": in.Need.ScopeText()}
 	if err != nil {
 		detail["error"] = errorText(err)
-		s.logger.Warn("oauth: sign-in failed", "server", in.Server, "issuer", in.Need.Issuer, "err", err)
+		if f.handedOver.Load() {
+			s.logger.Warn("oauth: sign-in failed", "server", in.Server, "issuer", in.Need.Issuer, "err", err)
+		}
 		s.record("owner", activity.ActionSignInFailed, in.Server, detail)
 	} else {
 		s.logger.Info("oauth: signed in", "server", in.Server, "issuer", in.Need.Issuer)

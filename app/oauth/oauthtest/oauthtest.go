@@ -39,6 +39,9 @@ type Options struct {
 	// AnyResource makes /authorize take any resource indicator, as an authorization server that
 	// does not check them against what it protects does.
 	AnyResource bool
+	// GrantTypes are the grant types its metadata lists (authorization_code and refresh_token
+	// when nil).
+	GrantTypes []string
 	// Iss makes the authorization server name itself in its answers (RFC 9207) and say so in its
 	// metadata.
 	Iss bool
@@ -181,6 +184,9 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if s.opts.Iss {
 		meta["authorization_response_iss_parameter_supported"] = true
+	}
+	if s.opts.GrantTypes != nil {
+		meta["grant_types_supported"] = s.opts.GrantTypes
 	}
 	writeJSON(w, http.StatusOK, meta)
 }
