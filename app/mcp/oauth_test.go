@@ -95,6 +95,7 @@ func startDaemon(t *testing.T, dbPath string, servers map[string]config.Server) 
 	d.m = mcp.NewManager(servers, mcp.NewToolReconciler(d.tools, time.Now, logger), opts, logger)
 	d.gate.OnUnlock(d.m.SetSecrets)
 	d.gate.OnLock(func() { d.m.SetSecrets(nil) })
+	d.gate.OnLock(d.svc.EndSignIns)
 	d.m.Run(ctx)
 	t.Cleanup(d.stop)
 	return d

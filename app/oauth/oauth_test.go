@@ -491,3 +491,32 @@ func TestDiscoverNeedsTheCodeGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestALockEndsTheSignInsInProgress: a sign-in in progress holds what it needs to finish (a
+// client secret, the PKCE verifier) until its callback; a lock ends it, and its answer, come
+// later, finishes nothing.
+func TestALockEndsTheSignInsInProgress(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, oauthtest.Options{})
+	ch := f.refusal(t)
+	need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authURL, done := f.signIn(t, need, ch, "owner-session")
+	f.svc.EndSignIns()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "locked") {
+			t.Fatalf("the sign-in ended with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the lock did not end the sign-in in progress")
+	}
+	if _, err := f.svc.Complete(ctx, "owner-session", follow(t, authURL)); !errors.Is(err, oauth.ErrNoSignIn) {
+		t.Fatalf("its answer after the lock: %v, want ErrNoSignIn", err)
+	}
+	if n := f.fake.Exchanges.Load(); n != 0 {
+		t.Fatalf("%d codes exchanged", n)
+	}
+}

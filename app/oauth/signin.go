@@ -38,6 +38,8 @@ var (
 	// where the authorization server said it would (RFC 9700 section 4.4). Its code is not
 	// exchanged.
 	ErrMixUp = errors.New("the answer is not from the authorization server this sign-in is at")
+	// errEnded ends a sign-in that a lock, or the same sign-in begun again, cut short.
+	errEnded = errors.New("the sign-in was ended before the authorization server answered: Maven was locked, or it was begun again")
 )
 
 // SignIn is one sign-in the owner asked for.
@@ -266,7 +268,10 @@ func (s *Service) fetcher(need Need, f *flow, opened chan<- string) auth.Authori
 			}
 			return &auth.AuthorizationResult{Code: a.code, State: a.state, Iss: a.iss}, nil
 		case <-ctx.Done():
-			return nil, fmt.Errorf("no answer from the authorization server within %s", s.opts.FlowTTL)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("no answer from the authorization server within %s", s.opts.FlowTTL)
+			}
+			return nil, errEnded
 		}
 	}
 }
@@ -416,6 +421,22 @@ func (fl *flows) reserve(session, server string) (context.Context, context.Cance
 		}
 	}
 	return ctx, release, nil
+}
+
+// EndSignIns ends every sign-in in progress, as a lock does: each holds, until its callback,
+// what finishing it needs (a client secret, perhaps opened from the vault, and the PKCE
+// verifier), and none may outlive the lock (docs/design.md#rule-22). Each fails, and its
+// server's card offers the sign-in again.
+func (s *Service) EndSignIns() { s.flows.endAll() }
+
+// endAll ends every sign-in in progress.
+func (fl *flows) endAll() {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	for key, r := range fl.running {
+		r.cancel()
+		delete(fl.running, key)
+	}
 }
 
 // reservation is the room one sign-in takes.

@@ -344,6 +344,17 @@ func (s *Server) issue(w http.ResponseWriter, g grant, withRefresh bool) {
 	writeJSON(w, http.StatusOK, body)
 }
 
+// ClientSecrets returns the secrets of the clients registered dynamically so far.
+func (s *Server) ClientSecrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.clients {
+		out = append(out, c.secret)
+	}
+	return out
+}
+
 // Tokens returns the access and refresh tokens that are valid now.
 func (s *Server) Tokens() (access, refresh []string) {
 	s.mu.Lock()
