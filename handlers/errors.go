@@ -118,6 +118,8 @@ func classify(err error) problem {
 		return problem{http.StatusUnprocessableEntity, fmt.Sprintf("At most %d can be approved at once.", auth.MaxItems), info}
 	case errors.Is(err, mcp.ErrSignInChanged), errors.Is(err, oauth.ErrChanged):
 		return problem{http.StatusConflict, "What this server asks you to sign in for changed since the page showed it. Check the servers card again.", info}
+	case errors.Is(err, mcp.ErrUnknownServer):
+		return problem{http.StatusNotFound, "There is no MCP server of that name in Maven's config.", info}
 	case errors.Is(err, mcp.ErrNoSignInNeeded):
 		return problem{http.StatusConflict, "This server does not wait for a sign-in now.", info}
 	case errors.Is(err, errNoVaultToSeal):

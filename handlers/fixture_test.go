@@ -269,6 +269,7 @@ func (f *fixture) boot() {
 		signIns = f.mgr
 		gate.OnUnlock(f.mgr.SetSecrets)
 		gate.OnLock(func() { f.mgr.SetSecrets(nil) })
+		gate.OnLock(f.oauth.EndSignIns)
 		mctx, cancel := context.WithCancel(context.Background())
 		f.mgr.Run(mctx)
 		mgr := f.mgr

@@ -25,7 +25,7 @@ type ServerSignIn interface {
 // (*oauth.Service).
 type OAuthClient interface {
 	// Complete fails with oauth.ErrNoSignIn for a callback no sign-in of this session waits for.
-	Complete(ctx context.Context, session string, q url.Values) (string, error)
+	Complete(ctx context.Context, session string, at *url.URL) (string, error)
 	// MetadataDocument is Maven's client ID metadata document; nil without an https origin.
 	MetadataDocument() map[string]any
 }
@@ -84,18 +84,14 @@ func (s *server) browserOrigin(r *http.Request) string {
 
 // oauthCallbackGet is where the authorization server sends the owner's browser back: the
 // sign-in of this session that the state names finishes (the code exchanged, the tokens
-// sealed), and the browser goes back to the servers card, which shows how it went.
+// sealed), and the browser goes back to the servers card, which shows how it went. A failed
+// sign-in is the card's to show and oauth's to log and record, once.
 func (s *server) oauthCallbackGet(w http.ResponseWriter, r *http.Request) error {
 	if s.oauth == nil {
 		return errNoPage
 	}
-	server, err := s.oauth.Complete(r.Context(), ownerFrom(r.Context()).sid, r.URL.Query())
-	if errors.Is(err, oauth.ErrNoSignIn) {
+	if _, err := s.oauth.Complete(r.Context(), ownerFrom(r.Context()).sid, r.URL); errors.Is(err, oauth.ErrNoSignIn) {
 		return err
-	}
-	if err != nil {
-		// The card shows the failure with the server, which still offers the sign-in.
-		s.log.Warn("oauth sign-in failed", "server", server, "err", err)
 	}
 	http.Redirect(w, r, "/tools#mcp-servers", http.StatusSeeOther)
 	return nil
@@ -122,11 +118,41 @@ func (s *server) signInTarget(digest string) (string, error) {
 	if s.servers != nil {
 		for _, st := range s.servers.Status() {
 			if st.State == mcp.StateNeedsAuth && st.SignInDigest() == digest {
-				return fmt.Sprintf("the MCP server “%s” at %s, asking for %s", st.Name, st.AuthServer, scopesText(st.AuthScopes)), nil
+				return fmt.Sprintf("the MCP server “%s”, at the authorization server %s (%s), asking for %s%s",
+					st.Name, hostOf(st.AuthServer), st.AuthServer, scopesText(st.AuthScopes), signInElsewhere(st)), nil
 			}
 		}
 	}
 	return "", mcp.ErrSignInChanged
+}
+
+// hostOf is the host (and port) of the URL u, which names an authorization server to the owner
+// better than its whole URL; u itself if it has none.
+func hostOf(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		return p.Host
+	}
+	return u
+}
+
+// signInPage is the host of the page the browser signs in at, when the authorization server's
+// metadata puts it on another host than the authorization server's own, "" otherwise. Said to
+// the owner, since it is also how a hostile authorization server sends the browser to an honest
+// one's page to have its answer sent to itself (RFC 9700 section 4.4).
+func signInPage(st mcp.ServerStatus) string {
+	if at := hostOf(st.AuthEndpoint); st.AuthEndpoint != "" && !strings.EqualFold(at, hostOf(st.AuthServer)) {
+		return at
+	}
+	return ""
+}
+
+// signInElsewhere says, for a step-up's prompt, where the browser signs in when that is not the
+// authorization server's own host.
+func signInElsewhere(st mcp.ServerStatus) string {
+	if at := signInPage(st); at != "" {
+		return fmt.Sprintf("; your browser signs in at %s, which is not %s", at, hostOf(st.AuthServer))
+	}
+	return ""
 }
 
 // scopesText says which scopes a sign-in asks for.

@@ -86,7 +86,7 @@ func TestSignInFromTheServersCard(t *testing.T) {
 		t.Fatalf("sign in after the step-up: %d, HX-Redirect %q", rec.Code, authURL)
 	}
 	back := follow(t, authURL)
-	if back.Scheme+"://"+back.Host+back.Path != testOrigin+oauth.CallbackPath {
+	if back.Scheme+"://"+back.Host+back.Path != testOrigin+oauth.CallbackPathFor(fake.Issuer) {
 		t.Fatalf("the authorization server sent the browser to %s", back)
 	}
 
@@ -134,5 +134,74 @@ func TestSignInNeedsAVaultAndWhatTheCardShowed(t *testing.T) {
 	var begin beginAnswer
 	if rec := b.postJSON("/step-up/begin", stale, &begin); rec.Code != http.StatusConflict {
 		t.Fatalf("a step-up for a need the card does not show: %d %+v", rec.Code, begin)
+	}
+}
+
+// TestSignInToAnUnknownServerIsNotFound: a sign-in naming a server the config does not have,
+// after a step-up for one it has, is a plain 404 that names nothing, not Maven failing.
+func TestSignInToAnUnknownServerIsNotFound(t *testing.T) {
+	vf, _ := protectedFixture(t)
+	a := authtest.New(testOrigin)
+	b, _ := vf.setUp(a)
+	eventually(t, "needs-auth", func() bool { return vf.serverState("tasks") == mcp.StateNeedsAuth })
+	form := vf.signInForm("tasks")
+	b.mustStepUp(a, auth.One(auth.ActionSignIn, 0, form.Get("fingerprint")))
+	form.Set("server", "nope")
+	rec := b.htmx(http.MethodPost, "/servers/sign-in", form)
+	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "no MCP server") {
+		t.Fatalf("sign in to an unknown server: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestSignInNamesWhereTheBrowserGoes: the card and the step-up prompt name the authorization
+// server by its host, and when its metadata sends the browser to a page on another host (as a
+// hostile one pointing at an honest one's page does, RFC 9700 section 4.4) they say so.
+func TestSignInNamesWhereTheBrowserGoes(t *testing.T) {
+	honest := oauthtest.New(t, mcptest.NewScripted(mcptest.ToolSpec{Name: "list_tasks", ReadOnly: true, Text: "none"}).HTTPHandler(),
+		oauthtest.Options{AnyResource: true})
+	hostile := oauthtest.NewMixUp(t, honest, oauthtest.MixUpOptions{})
+	vf := newVaultFixture(t, fmt.Sprintf(`{"hostile": {"type": "http", "url": %q}}`, hostile.URL))
+	a := authtest.New(testOrigin)
+	b, _ := vf.setUp(a)
+	eventually(t, "needs-auth", func() bool { return vf.serverState("hostile") == mcp.StateNeedsAuth })
+	hostileHost, honestHost := strings.TrimPrefix(hostile.Issuer, "http://"), strings.TrimPrefix(honest.Issuer, "http://")
+
+	card := b.get("/tools/servers").Body.String()
+	for _, want := range []string{"<strong>" + hostileHost + "</strong>", "Sign-in page", "<strong>" + honestHost + "</strong>, not the authorization server"} {
+		if !strings.Contains(card, want) {
+			t.Fatalf("the card lacks %q:\n%s", want, card)
+		}
+	}
+	begin := b.beginStepUp(auth.One(auth.ActionSignIn, 0, vf.signInForm("hostile").Get("fingerprint")))
+	for _, want := range []string{"authorization server " + hostileHost, "signs in at " + honestHost + ", which is not " + hostileHost} {
+		if !strings.Contains(begin.Prompt, want) {
+			t.Fatalf("the step-up prompt %q does not say %q", begin.Prompt, want)
+		}
+	}
+}
+
+// TestAFailedSignInIsLoggedOnce: the owner declines at the authorization server; the callback
+// sends the browser back to the card, which says so, and the log says it once (not once by the
+// handler and once by the sign-in).
+func TestAFailedSignInIsLoggedOnce(t *testing.T) {
+	vf, _ := protectedFixture(t)
+	a := authtest.New(testOrigin)
+	b, _ := vf.setUp(a)
+	eventually(t, "needs-auth", func() bool { return vf.serverState("tasks") == mcp.StateNeedsAuth })
+	form := vf.signInForm("tasks")
+	b.mustStepUp(a, auth.One(auth.ActionSignIn, 0, form.Get("fingerprint")))
+	rec := b.htmx(http.MethodPost, "/servers/sign-in", form)
+	back := follow(t, rec.Header().Get("HX-Redirect"))
+	back.RawQuery = url.Values{"error": {"access_denied"}, "state": {back.Query().Get("state")}}.Encode()
+	if rec := b.get(back.RequestURI()); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/tools#mcp-servers" {
+		t.Fatalf("callback: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	for _, st := range vf.mgr.Status() {
+		if st.Name == "tasks" && !strings.Contains(st.LastError, "access_denied") {
+			t.Fatalf("the card says %q: want the refusal", st.LastError)
+		}
+	}
+	if n := strings.Count(strings.ToLower(vf.logs.String()), "sign-in failed"); n != 1 {
+		t.Fatalf("the failed sign-in is logged %d times:\n%s", n, vf.logs.String())
 	}
 }

@@ -299,6 +299,7 @@ func Routes(d Deps) (http.Handler, error) {
 				r.Get("/secrets", s.handle(s.secretsPage))
 				// Where the authorization server sends the owner back after a sign-in.
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
+				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				if s.activity != nil {
 					r.Get("/activity", s.handle(s.activityPage))
 				}

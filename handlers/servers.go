@@ -186,7 +186,7 @@ func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 		if row.SignIn == nil {
 			row.Action, row.ActionURL, row.ActionLabel = "It wants you to sign in to it. Maven keeps a sign-in sealed in its vault, and there is none yet: first register a passkey that can unlock Maven (that creates the vault and its recovery code).", "/passkeys", "Passkeys"
 		} else {
-			row.Action = "It wants you to sign in to it before Maven can use it."
+			row.Action = "It wants you to sign in to it, at " + hostOf(st.AuthServer) + ", before Maven can use it."
 		}
 	case mcp.StateLocked:
 		row.Open = true
@@ -220,7 +220,7 @@ func (s *server) signInView(st mcp.ServerStatus) *views.SignIn {
 	}
 	digest := st.SignInDigest()
 	return &views.SignIn{ID: "sign-in-" + strings.TrimPrefix(digest, "sha256:")[:12], AuthServer: st.AuthServer,
-		Scopes: strings.Fields(st.AuthScopes), Fingerprint: digest}
+		AuthServerHost: hostOf(st.AuthServer), SignInPage: signInPage(st), Scopes: strings.Fields(st.AuthScopes), Fingerprint: digest}
 }
 
 // serverStateLabel names a state in words; a state it does not know reads as its name, so a new

@@ -303,8 +303,11 @@ type ServerRow struct {
 // SignIn is what a server that wants the owner to sign in asks for: the step-up of its Sign in
 // button approves exactly this (Fingerprint).
 type SignIn struct {
-	ID          string // the element id of its description, unique on the page
-	AuthServer  string
+	ID             string // the element id of its description, unique on the page
+	AuthServer     string // the authorization server's issuer URL
+	AuthServerHost string // its host, which names it to the owner
+	// SignInPage is the host the browser signs in at, when that is not AuthServerHost.
+	SignInPage  string
 	Scopes      []string
 	Fingerprint string
 }

@@ -38,18 +38,20 @@ type authWait struct {
 	// refused is set when no sign-in can help: the server refuses what it was granted, or
 	// asked for more too often.
 	refused string
+	// moved is set when the server had a sign-in for another address (a reload moved it).
+	moved bool
 }
 
-// openAuth opens the OAuth of the next dial: the sealed sign-in of a remote server, if it has
-// one. vault.ErrLocked while it is sealed.
-func (s *supervisor) openAuth(ctx context.Context) (*oauth.Session, error) {
+// openAuth opens the OAuth of the next dial of cfg: the sealed sign-in of a remote server, if it
+// has one for cfg's URL. vault.ErrLocked while it is sealed.
+func (s *supervisor) openAuth(ctx context.Context, cfg config.Server) (*oauth.Session, error) {
 	s.mu.Lock()
 	s.dialAuth = nil
 	s.mu.Unlock()
-	if s.m.opts.OAuth == nil || s.cfg.Type != config.TransportHTTP {
+	if s.m.opts.OAuth == nil || cfg.Type != config.TransportHTTP {
 		return nil, nil
 	}
-	sess, err := s.m.opts.OAuth.Open(ctx, s.name, s.refusedNow)
+	sess, err := s.m.opts.OAuth.Open(ctx, s.name, cfg.URL, s.refusedNow)
 	if err != nil {
 		s.sealedAuth.Store(true)
 		return nil, err
@@ -71,6 +73,7 @@ func (s *supervisor) refused(ch oauth.Challenge) {
 	if s.dialAuth != nil && s.dialAuth.SignedIn() {
 		w.granted = s.dialAuth.Granted()
 	}
+	w.moved = s.dialAuth != nil && s.dialAuth.Moved()
 	if ch.InsufficientScope() {
 		s.stepUps++
 		asked := ch.Scopes()
@@ -113,7 +116,10 @@ func (s *supervisor) awaitSignIn(ctx context.Context, cfg config.Server) {
 	s.update(func(st *ServerStatus) {
 		s.enter(st, StateNeedsAuth)
 		st.LastError = (&oauth.NeedsAuthError{Challenge: w.challenge}).Error()
-		st.AuthServer, st.AuthScopes = w.need.Issuer, w.need.ScopeText()
+		if w.moved {
+			st.LastError = "the server's address changed since you signed in; sign in again"
+		}
+		st.AuthServer, st.AuthScopes, st.AuthEndpoint = w.need.Issuer, w.need.ScopeText(), w.need.AuthorizationEndpoint
 	})
 	s.sleep(ctx, 0)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,6 +95,7 @@ func startDaemon(t *testing.T, dbPath string, servers map[string]config.Server) 
 	d.m = mcp.NewManager(servers, mcp.NewToolReconciler(d.tools, time.Now, logger), opts, logger)
 	d.gate.OnUnlock(d.m.SetSecrets)
 	d.gate.OnLock(func() { d.m.SetSecrets(nil) })
+	d.gate.OnLock(d.svc.EndSignIns)
 	d.m.Run(ctx)
 	t.Cleanup(d.stop)
 	return d
@@ -161,7 +163,7 @@ func (d *daemon) signIn(t *testing.T, server string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.svc.Complete(ctx, "owner-session", back.Query()); err != nil {
+	if _, err := d.svc.Complete(ctx, "owner-session", back); err != nil {
 		t.Fatalf("callback: %v", err)
 	}
 }
@@ -443,5 +445,161 @@ func TestSignInsReuseTheRegisteredClient(t *testing.T) {
 	d.waitState(t, "tasks", mcp.StateConnected)
 	if n := fake.Registrations.Load(); n != 2 {
 		t.Fatalf("%d registrations: want one more once the authorization server forgot the first", n)
+	}
+}
+
+// TestATokenGoesOnlyToItsOrigin: a signed-in server that answers 307 to another port of its own
+// host (net/http keeps Authorization across a redirect to the same host name, whatever the
+// port) sends Maven on without its token, and without its configured headers: the second
+// server, which records what it saw, never sees either.
+func TestATokenGoesOnlyToItsOrigin(t *testing.T) {
+	var sawToken, sawHeader atomic.Int64
+	var reached atomic.Int64
+	tasks := scripted().HTTPHandler()
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		if r.Header.Get("Authorization") != "" {
+			sawToken.Add(1)
+		}
+		if r.Header.Get("X-Api-Key") != "" {
+			sawHeader.Add(1)
+		}
+		tasks.ServeHTTP(w, r)
+	}))
+	t.Cleanup(elsewhere.Close)
+	var redirecting atomic.Bool
+	fake := oauthtest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if redirecting.Load() {
+			http.Redirect(w, r, elsewhere.URL+"/mcp", http.StatusTemporaryRedirect)
+			return
+		}
+		tasks.ServeHTTP(w, r)
+	}), oauthtest.Options{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{
+		"tasks": {Type: config.TransportHTTP, URL: fake.URL, Headers: map[string]string{"X-Api-Key": "key-" + t.Name()}}})
+	d.enrollPasskey(t)
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+
+	redirecting.Store(true)
+	_, _ = d.m.CallTool(context.Background(), "tasks", "list_tasks", nil)
+	waitUntil(t, 10*time.Second, "the redirect followed", func() bool { return reached.Load() > 0 })
+	if n, h := sawToken.Load(), sawHeader.Load(); n != 0 || h != 0 {
+		t.Fatalf("the server on another port got the OAuth token %d times and the configured header %d times", n, h)
+	}
+}
+
+// TestASignInStaysWithItsAddress: a reload that moves a signed-in server to another URL (here
+// another server, with an authorization server of its own) sends that URL no token: the sign-in
+// was for the old address. The server needs a sign-in, and says why; signing in there works,
+// and the old sign-in is replaced.
+func TestASignInStaysWithItsAddress(t *testing.T) {
+	ctx := context.Background()
+	before := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{})
+	after := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: before.URL}})
+	d.enrollPasskey(t)
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+
+	d.m.Reconfigure(map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: after.URL}})
+	st := d.waitState(t, "tasks", mcp.StateNeedsAuth)
+	if n := after.WithToken.Load(); n != 0 {
+		t.Fatalf("the server at the new address got %d requests with the old address's token", n)
+	}
+	if !strings.Contains(st.LastError, "address changed") || st.AuthServer != after.Issuer {
+		t.Fatalf("needs-auth says %q at %q: want it to say the address changed, and the new authorization server", st.LastError, st.AuthServer)
+	}
+	d.signIn(t, "tasks")
+	d.waitState(t, "tasks", mcp.StateConnected)
+	creds, err := d.svc.Load(ctx, "tasks")
+	if err != nil || creds.Issuer != after.Issuer || creds.Resource != after.URL {
+		t.Fatalf("sealed sign-in %q for %q (%v): want the new one", creds.Issuer, creds.Resource, err)
+	}
+}
+
+// TestAMixUpGetsNoCode is the authorization-server mix-up of RFC 9700 section 4.4: a hostile
+// server whose authorization server's metadata points its authorization endpoint at an honest
+// authorization server (one that does not check resource indicators, on another port), and
+// hands out the client Maven has there. Signing in to it sends the browser to the honest one;
+// were its answer to come back, Maven would send the honest code, with the PKCE verifier, to the
+// hostile token endpoint. The honest authorization server knows Maven's client only with the
+// callback of its own (oauth.CallbackPathFor), so it sends nothing back, and the hostile token
+// endpoint never sees a code.
+func TestAMixUpGetsNoCode(t *testing.T) {
+	ctx := context.Background()
+	honest := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{AnyResource: true})
+	servers := map[string]config.Server{"honest": {Type: config.TransportHTTP, URL: honest.URL}}
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), servers)
+	d.enrollPasskey(t)
+	d.signIn(t, "honest")
+	d.waitState(t, "honest", mcp.StateConnected)
+	creds, err := d.svc.Load(ctx, "honest")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	hostile := oauthtest.NewMixUp(t, honest, oauthtest.MixUpOptions{ClientID: creds.ClientID})
+	d.m.Reconfigure(map[string]config.Server{"honest": servers["honest"], "hostile": {Type: config.TransportHTTP, URL: hostile.URL}})
+	st := d.waitState(t, "hostile", mcp.StateNeedsAuth)
+	if st.AuthServer != hostile.Issuer || st.AuthEndpoint != honest.Issuer+"/authorize" {
+		t.Fatalf("the card shows the authorization server %q and its sign-in page %q", st.AuthServer, st.AuthEndpoint)
+	}
+	authURL, err := d.m.SignIn(ctx, "hostile", st.SignInDigest(), "owner-session", browserOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := oauthtest.Authorize(ctx, authURL); err == nil {
+		// The browser follows the answer back to Maven.
+		_, err = d.svc.Complete(ctx, "owner-session", back)
+		t.Logf("the honest authorization server answered; the callback: %v", err)
+	}
+	if codes := hostile.Codes(); len(codes) > 0 {
+		t.Fatalf("the hostile token endpoint got %d codes of the honest authorization server", len(codes))
+	}
+}
+
+// TestAMixUpAnswerNamingAnotherIssuerIsRefused: where the honest authorization server names
+// itself in its answer (RFC 9207), an answer that reaches the hostile sign-in's callback (here
+// Maven was made to register at the honest one, through the hostile registration endpoint) is
+// refused as a mix-up before its code goes anywhere.
+func TestAMixUpAnswerNamingAnotherIssuerIsRefused(t *testing.T) {
+	ctx := context.Background()
+	honest := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{AnyResource: true, Iss: true})
+	hostile := oauthtest.NewMixUp(t, honest, oauthtest.MixUpOptions{})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"hostile": {Type: config.TransportHTTP, URL: hostile.URL}})
+	d.enrollPasskey(t)
+	st := d.waitState(t, "hostile", mcp.StateNeedsAuth)
+	authURL, err := d.m.SignIn(ctx, "hostile", st.SignInDigest(), "owner-session", browserOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := oauthtest.Authorize(ctx, authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.svc.Complete(ctx, "owner-session", back); !errors.Is(err, oauth.ErrMixUp) {
+		t.Fatalf("the callback: %v, want ErrMixUp", err)
+	}
+	if codes := hostile.Codes(); len(codes) > 0 {
+		t.Fatalf("the hostile token endpoint got %d codes of the honest authorization server", len(codes))
+	}
+	if got := d.status("hostile"); got.State != mcp.StateNeedsAuth || !strings.Contains(got.LastError, "not from the authorization server") {
+		t.Fatalf("after the refused answer: %s %q", got.State, got.LastError)
+	}
+}
+
+// TestNoSignInWithoutTheCodeGrant: a server whose authorization server lists only grant types
+// for machines (client credentials) gets no Sign in; it shows failed, saying why.
+func TestNoSignInWithoutTheCodeGrant(t *testing.T) {
+	fake := oauthtest.New(t, scripted().HTTPHandler(), oauthtest.Options{GrantTypes: []string{"client_credentials"}})
+	d := startDaemon(t, filepath.Join(t.TempDir(), "maven.db"), map[string]config.Server{"tasks": {Type: config.TransportHTTP, URL: fake.URL}})
+	d.enrollPasskey(t)
+	st := d.waitState(t, "tasks", mcp.StateFailed)
+	if !strings.Contains(st.LastError, "does not offer browser sign-in") || st.AuthServer != "" {
+		t.Fatalf("failed with %q (authorization server %q): want it to say there is no browser sign-in", st.LastError, st.AuthServer)
+	}
+	if _, err := d.m.SignIn(context.Background(), "tasks", st.SignInDigest(), "owner-session", browserOrigin); !errors.Is(err, mcp.ErrNoSignInNeeded) {
+		t.Fatalf("sign in: %v, want ErrNoSignInNeeded", err)
 	}
 }

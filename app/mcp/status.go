@@ -45,6 +45,9 @@ type ServerStatus struct {
 	// for: the authorization server and the scopes Maven would request (space-separated).
 	AuthServer string `json:"auth_server,omitempty"`
 	AuthScopes string `json:"auth_scopes,omitempty"`
+	// AuthEndpoint is where the owner's browser goes to sign in: the authorization server's
+	// authorization endpoint, which its metadata may put on another host.
+	AuthEndpoint string `json:"auth_endpoint,omitempty"`
 	// UsesSecrets and SignInSealed say what a locked server waits for: secrets its config
 	// refers to, an OAuth sign-in sealed in the vault, or both.
 	UsesSecrets  bool `json:"uses_secrets,omitempty"`

@@ -137,7 +137,7 @@ func (s *supervisor) run(ctx context.Context) {
 			s.awaitSignIn(ctx, cfg)
 			continue
 		}
-		if _, err := s.openAuth(ctx); errors.Is(err, vault.ErrLocked) {
+		if _, err := s.openAuth(ctx, cfg); errors.Is(err, vault.ErrLocked) {
 			s.set(StateLocked, "")
 			s.sleep(ctx, 0)
 			continue
@@ -318,6 +318,6 @@ func (s *supervisor) enter(st *ServerStatus, state State) {
 		st.Since = time.Now()
 	}
 	if state != StateNeedsAuth {
-		st.AuthServer, st.AuthScopes = "", ""
+		st.AuthServer, st.AuthScopes, st.AuthEndpoint = "", "", ""
 	}
 }

@@ -65,9 +65,10 @@ func origin(u *url.URL) string {
 	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
 
-// headerTransport adds the configured headers to requests for the server's own origin only, so
-// a redirect or an SSE message endpoint elsewhere never receives its credentials, and aborts
-// every request once kill is cancelled. It is an http.RoundTripper, not a wrapper of the sdk's
+// headerTransport adds the configured headers to requests for the server's own origin only, and
+// takes the OAuth token (go-sdk's Authorization header) off every request for another origin,
+// so a redirect or an SSE message endpoint elsewhere never receives either; it aborts every
+// request once kill is cancelled. It is an http.RoundTripper, not a wrapper of the sdk's
 // connection: the sdk finds its streamable connection by type to open the list_changed stream.
 type headerTransport struct {
 	base    http.RoundTripper
@@ -86,6 +87,13 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if r.Header.Get(k) == "" {
 				r.Header.Set(k, v)
 			}
+		}
+	} else {
+		// A token is for the exact origin it was issued for (scheme, host and port): net/http
+		// keeps the sdk's Authorization across a redirect to the same host name on any port, or
+		// to a subdomain, and copies the first request's headers onto the next.
+		for _, k := range []string{"Authorization", "Cookie"} {
+			r.Header.Del(k)
 		}
 	}
 	resp, err := t.base.RoundTrip(r)

@@ -65,6 +65,11 @@ func (e *NeedsAuthError) Error() string {
 // (RFC 9728 section 3.3).
 var ErrResourceMismatch = errors.New("the server's protected resource metadata names another resource")
 
+// ErrNoBrowserSignIn means the authorization server's metadata lists grant types without the
+// authorization code grant (a machine-to-machine one, client credentials): the owner has no
+// sign-in in a browser to do there, so Maven offers none.
+var ErrNoBrowserSignIn = errors.New("this server's authorization server does not offer browser sign-in")
+
 // Need is what a server asks the owner to sign in for, as its card shows it and the sign-in's
 // step-up approves it.
 type Need struct {
@@ -72,6 +77,10 @@ type Need struct {
 	Issuer   string // the authorization server
 	// AuthorizationEndpoint is where the owner's browser goes.
 	AuthorizationEndpoint string
+	// MetadataDocument is set when the authorization server takes client ID metadata documents;
+	// IssResponse when it names itself in its answers (RFC 9207
+	// authorization_response_iss_parameter_supported), which Maven then requires.
+	MetadataDocument, IssResponse bool
 	// Scopes are what Maven will ask for, in order; none means the scope is left out.
 	Scopes []string
 	// StepUp is set when the server asked for more than Maven holds (insufficient_scope).
@@ -127,6 +136,11 @@ func Discover(ctx context.Context, client *http.Client, serverURL string, ch Cha
 		asm = &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationEndpoint: issuer + "/authorize",
 			TokenEndpoint: issuer + "/token", RegistrationEndpoint: issuer + "/register"}
 	}
+	// Without grant_types_supported, RFC 8414 section 2 says the authorization server takes
+	// ["authorization_code", "implicit"].
+	if asm.GrantTypesSupported != nil && !slices.Contains(asm.GrantTypesSupported, "authorization_code") {
+		return Need{}, fmt.Errorf("%w: %s lists only the grant types %q", ErrNoBrowserSignIn, asm.Issuer, asm.GrantTypesSupported)
+	}
 	if !reg.MetadataDocument || !asm.ClientIDMetadataDocumentSupported {
 		if reg.Configured == nil && asm.RegistrationEndpoint == "" {
 			return Need{}, fmt.Errorf("the authorization server %s lets no client register itself: register Maven there and give its client id in the server's \"oauth\" config", asm.Issuer)
@@ -146,6 +160,7 @@ func Discover(ctx context.Context, client *http.Client, serverURL string, ch Cha
 		scopes = union(granted, scopes)
 	}
 	return Need{Resource: prm.Resource, Issuer: asm.Issuer, AuthorizationEndpoint: asm.AuthorizationEndpoint,
+		MetadataDocument: asm.ClientIDMetadataDocumentSupported, IssResponse: asm.AuthorizationResponseIssParameterSupported,
 		Scopes: scopes, StepUp: ch.InsufficientScope()}, nil
 }
 

@@ -9,6 +9,8 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,8 +88,22 @@ const (
 	DefaultMaxFlows = 8
 )
 
-// CallbackPath is Maven's redirect URI on each of its origins.
+// CallbackPath is Maven's redirect URI on each of its origins for a client that is the same at
+// every authorization server: its client ID metadata document (which lists it) and a client the
+// owner registered (at the URI the README names). A client Maven registers dynamically has one
+// of its own per authorization server, CallbackPathFor.
 const CallbackPath = "/oauth/callback"
+
+// CallbackPathFor is the redirect URI path of the clients Maven registers at the authorization
+// server issuer: CallbackPath and a name of the issuer. Each authorization server sends the
+// browser back to its own, and a callback is accepted only at the one of the sign-in's
+// authorization server: an authorization server that another one's metadata sends the browser
+// to (a mix-up, RFC 9700 section 4.4) does not know Maven's client there with that redirect
+// URI, and its answer cannot pass for the other's.
+func CallbackPathFor(issuer string) string {
+	h := sha256.Sum256([]byte(issuer))
+	return CallbackPath + "/" + hex.EncodeToString(h[:8])
+}
 
 // MetadataDocumentPath is where Maven serves its client ID metadata document, on its https
 // origin: its URL is Maven's client id (the one go-sdk's reference client and the conformance
@@ -110,6 +126,11 @@ func New(v Vault, rec Recorder, opts Options) *Service {
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{Timeout: 30 * time.Second}
 	}
+	if opts.HTTP.CheckRedirect == nil {
+		c := *opts.HTTP
+		c.CheckRedirect = keepCredentialsHome
+		opts.HTTP = &c
+	}
 	if opts.FlowTTL <= 0 {
 		opts.FlowTTL = DefaultFlowTTL
 	}
@@ -125,6 +146,26 @@ func New(v Vault, rec Recorder, opts Options) *Service {
 	s := &Service{vault: v, rec: rec, opts: opts, logger: opts.Logger}
 	s.flows = newFlows(opts.MaxFlows, opts.FlowTTL, opts.Now)
 	return s
+}
+
+// keepCredentialsHome is the redirect policy of the client that talks to authorization
+// servers: a request that carries credentials (a registration, a code exchange, a refresh: every
+// request but a metadata GET) is not sent on to another origin. net/http would post its body
+// again after a 307 or 308 (the code and its verifier, the refresh token, a client secret) to
+// wherever it points, and keep a Basic Authorization header for the same host name on any port.
+func keepCredentialsHome(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0]
+	if first.Method == http.MethodGet || first.Method == http.MethodHead {
+		return nil
+	}
+	if !strings.EqualFold(req.URL.Scheme+"://"+req.URL.Host, first.URL.Scheme+"://"+first.URL.Host) {
+		return fmt.Errorf("the authorization server sent a %s of %s on to another origin (%s): refused, it carries credentials",
+			first.Method, first.URL.Redacted(), req.URL.Redacted())
+	}
+	return nil
 }
 
 // HTTPClient is the client that talks to authorization servers, for discovery.

@@ -45,8 +45,9 @@ func (c *staleClients) is(server string) bool {
 
 // registered returns the client Maven registered for in's server at its authorization server
 // and sealed, if a sign-in can reuse it: it was registered dynamically at the same issuer with
-// a callback on the browser's origin, no client is configured instead, and the authorization
-// server has not shown it stale. Nil means go-sdk registers as usual. From here until the
+// that issuer's callback on the browser's origin (a client registered before callbacks were per
+// authorization server is not: Maven registers once more), no client is configured instead,
+// and the authorization server has not shown it stale. Nil means go-sdk registers as usual. From here until the
 // sign-in's callback arrives, the registration counts as stale.
 func (s *Service) registered(ctx context.Context, in SignIn) (*oauthex.ClientCredentials, []string) {
 	if in.Configured != nil || s.stale.is(in.Server) {
@@ -54,7 +55,7 @@ func (s *Service) registered(ctx context.Context, in SignIn) (*oauthex.ClientCre
 	}
 	creds, err := s.Load(ctx, in.Server)
 	if err != nil || !creds.Registered || creds.ClientID == "" || creds.Issuer != in.Need.Issuer ||
-		!slices.Contains(creds.Redirects, in.Origin+CallbackPath) {
+		!slices.Contains(creds.Redirects, in.Origin+CallbackPathFor(in.Need.Issuer)) {
 		return nil, nil
 	}
 	s.stale.set(in.Server, true)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -32,6 +33,13 @@ var (
 	// ErrRefused means the authorization server answered the callback with an error (the owner
 	// declined, or it refused the request).
 	ErrRefused = errors.New("the authorization server refused the sign-in")
+	// ErrMixUp means the answer on the callback is not from the sign-in's authorization server:
+	// it came back to another one's callback, or names another issuer (RFC 9207), or names none
+	// where the authorization server said it would (RFC 9700 section 4.4). Its code is not
+	// exchanged.
+	ErrMixUp = errors.New("the answer is not from the authorization server this sign-in is at")
+	// errEnded ends a sign-in that a lock, or the same sign-in begun again, cut short.
+	errEnded = errors.New("the sign-in was ended before the authorization server answered: Maven was locked, or it was begun again")
 )
 
 // SignIn is one sign-in the owner asked for.
@@ -52,13 +60,20 @@ type SignIn struct {
 // flow is a sign-in in progress: from Begin to its callback, then its token exchange.
 type flow struct {
 	session, server string
-	expires         time.Time
-	answer          chan callback // the callback's parameters, once
-	outcome         chan error    // the exchange's result, once
+	// issuer is the sign-in's authorization server, path the callback it sends the browser
+	// back to; iss is set when it names itself in its answers (RFC 9207).
+	issuer, path string
+	iss          bool
+	expires      time.Time
+	answer       chan callback // the callback's parameters, once
+	outcome      chan error    // the exchange's result, once
+	// handedOver is set once Begin returned the authorization URL: from then on, a failure is
+	// the sign-in's to report; before, Begin returns it to its caller.
+	handedOver atomic.Bool
 }
 
-// callback is what the authorization server sent the browser back with.
-type callback struct{ code, state, iss, errCode, errText string }
+// callback is what the authorization server sent the browser back with, and where.
+type callback struct{ path, code, state, iss, errCode, errText string }
 
 // flows are the sign-ins in progress, by state. Only a stepped-up owner begins one (Begin is
 // behind the sign-in's step-up), at most max at once and one per session and server: nothing
@@ -90,19 +105,16 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f := &flow{session: in.Session, server: in.Server, expires: s.opts.Now().Add(s.opts.FlowTTL),
-		answer: make(chan callback, 1), outcome: make(chan error, 1)}
+	plan := s.plan(ctx, in)
+	f := &flow{session: in.Session, server: in.Server, issuer: in.Need.Issuer, path: plan.path, iss: in.Need.IssResponse,
+		expires: s.opts.Now().Add(s.opts.FlowTTL), answer: make(chan callback, 1), outcome: make(chan error, 1)}
 	opened := make(chan string, 1)
 	failed := make(chan error, 1)
 	var got struct {
 		cfg *oauth2.Config
 		tok *oauth2.Token
 	}
-	reuse, redirects := s.registered(ctx, in)
-	if reuse == nil {
-		redirects = s.callbacks()
-	}
-	h, err := auth.NewAuthorizationCodeHandler(s.handlerConfig(in, reuse, redirects, func(c *oauth2.Config, t *oauth2.Token) {
+	h, err := auth.NewAuthorizationCodeHandler(s.handlerConfig(in, plan, func(c *oauth2.Config, t *oauth2.Token) {
 		got.cfg, got.tok = c, t
 	}, s.fetcher(in.Need, f, opened)))
 	if err != nil {
@@ -113,11 +125,11 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 		defer cancel()
 		err := authorize(flowCtx, h, in)
 		if err == nil {
-			err = s.seal(in, got.cfg, got.tok, redirects)
+			err = s.seal(in, got.cfg, got.tok, plan.redirects)
 		} else if clientRefused(err) {
 			s.stale.set(in.Server, true)
 		}
-		s.finish(in, err)
+		s.finish(in, f, err)
 		f.outcome <- err
 		failed <- err
 	}()
@@ -125,6 +137,7 @@ func (s *Service) Begin(ctx context.Context, in SignIn) (string, error) {
 	defer wait.Stop()
 	select {
 	case u := <-opened:
+		f.handedOver.Store(true)
 		return u, nil
 	case err := <-failed:
 		return "", fmt.Errorf("sign-in to %s: %w", in.Server, err)
@@ -155,45 +168,75 @@ func authorize(ctx context.Context, h *auth.AuthorizationCodeHandler, in SignIn)
 	return h.Authorize(ctx, req, resp)
 }
 
-// callbacks are Maven's redirect URIs, one on each origin.
-func (s *Service) callbacks() []string {
+// callbacks are Maven's redirect URIs at path, one on each origin.
+func (s *Service) callbacks(path string) []string {
 	redirects := make([]string, 0, len(s.opts.Origins))
 	for _, o := range s.opts.Origins {
-		redirects = append(redirects, o+CallbackPath)
+		redirects = append(redirects, o+path)
 	}
 	return redirects
 }
 
-// handlerConfig is go-sdk's configuration of one sign-in: the client registrations Maven can
-// use, in go-sdk's order (its metadata document where the browser's origin is https, the
-// configured client or else the one Maven registered before (reuse), dynamic registration with
-// the callbacks redirects), refresh tokens asked for, and exactly the approved scopes.
-func (s *Service) handlerConfig(in SignIn, reuse *oauthex.ClientCredentials, redirects []string, keep func(*oauth2.Config, *oauth2.Token), fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
+// clientPlan is how one sign-in identifies Maven, and where the browser comes back.
+type clientPlan struct {
+	metadataDocument bool                       // Maven's client ID metadata document
+	client           *oauthex.ClientCredentials // the configured client, or the one registered before
+	register         bool                       // register dynamically, with redirects
+	redirects        []string                   // a client Maven registers: its callbacks
+	path             string                     // the callback path of this sign-in
+}
+
+// plan chooses how in identifies Maven, in go-sdk's order: its client ID metadata document where
+// the authorization server takes one and the browser's origin is https, else the configured
+// client, else the one Maven registered there before, else dynamic registration. The first
+// two come back to CallbackPath (what the document lists, what the owner registered); a client
+// Maven registers comes back to its authorization server's own, CallbackPathFor.
+func (s *Service) plan(ctx context.Context, in SignIn) clientPlan {
+	var configured *oauthex.ClientCredentials
+	if c := in.Configured; c != nil {
+		configured = &oauthex.ClientCredentials{ClientID: c.ClientID}
+		if c.ClientSecret != "" {
+			configured.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}
+		}
+	}
+	switch {
+	case s.metadataDocumentURL() != "" && strings.HasPrefix(in.Origin, "https://") && in.Need.MetadataDocument:
+		return clientPlan{metadataDocument: true, client: configured, path: CallbackPath}
+	case configured != nil:
+		return clientPlan{client: configured, path: CallbackPath}
+	}
+	path := CallbackPathFor(in.Need.Issuer)
+	if reuse, redirects := s.registered(ctx, in); reuse != nil {
+		return clientPlan{client: reuse, redirects: redirects, path: path}
+	}
+	return clientPlan{register: true, redirects: s.callbacks(path), path: path}
+}
+
+// handlerConfig is go-sdk's configuration of one sign-in: the client plan chose, refresh tokens
+// asked for, and exactly the approved scopes.
+func (s *Service) handlerConfig(in SignIn, plan clientPlan, keep func(*oauth2.Config, *oauth2.Token), fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              in.Origin + CallbackPath,
+		RedirectURL:              in.Origin + plan.path,
 		AuthorizationCodeFetcher: fetch,
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			RedirectURIs: redirects, ClientName: clientName,
-			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-		}},
-		ScopeFilter:         func([]string) []string { return slices.Clone(in.Need.Scopes) },
-		RequestRefreshToken: true,
-		Client:              s.opts.HTTP,
+		PreregisteredClient:      plan.client,
+		ScopeFilter:              func([]string) []string { return slices.Clone(in.Need.Scopes) },
+		RequestRefreshToken:      true,
+		// Maven checks the answer's issuer itself (fetcher), where it is sent or promised.
+		AcceptUnadvertisedIss: true,
+		Client:                s.opts.HTTP,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			keep(c, t)
 			return c.TokenSource(ctx, t), nil
 		},
 	}
-	if doc := s.metadataDocumentURL(); doc != "" && strings.HasPrefix(in.Origin, "https://") {
-		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: doc}
+	if plan.metadataDocument {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: s.metadataDocumentURL()}
 	}
-	if c := in.Configured; c != nil {
-		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: c.ClientID}
-		if c.ClientSecret != "" {
-			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.ClientSecret}
-		}
-	} else if reuse != nil {
-		cfg.PreregisteredClient = reuse
+	if plan.register {
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: plan.redirects, ClientName: clientName,
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+		}}
 	}
 	return cfg
 }
@@ -215,6 +258,9 @@ func (s *Service) fetcher(need Need, f *flow, opened chan<- string) auth.Authori
 		opened <- args.URL
 		select {
 		case a := <-f.answer:
+			if err := f.fromItsIssuer(a); err != nil {
+				return nil, err
+			}
 			// The authorization server knew the client well enough to send the browser back.
 			s.stale.set(f.server, false)
 			if a.errCode != "" {
@@ -222,9 +268,29 @@ func (s *Service) fetcher(need Need, f *flow, opened chan<- string) auth.Authori
 			}
 			return &auth.AuthorizationResult{Code: a.code, State: a.state, Iss: a.iss}, nil
 		case <-ctx.Done():
-			return nil, fmt.Errorf("no answer from the authorization server within %s", s.opts.FlowTTL)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("no answer from the authorization server within %s", s.opts.FlowTTL)
+			}
+			return nil, errEnded
 		}
 	}
+}
+
+// fromItsIssuer checks that the answer a is from the flow's authorization server: it came back
+// to that authorization server's callback, and names it (RFC 9207) if it names any, as it must
+// where the authorization server said it would. Otherwise its code may be another authorization
+// server's, which Maven would send, with the PKCE verifier, to this one's token endpoint (a
+// mix-up, RFC 9700 section 4.4).
+func (f *flow) fromItsIssuer(a callback) error {
+	switch {
+	case a.path != f.path:
+		return fmt.Errorf("%w: it came back to the callback of another authorization server (%s), not of %s", ErrMixUp, a.path, f.issuer)
+	case a.iss != "" && a.iss != f.issuer:
+		return fmt.Errorf("%w: it names the authorization server %q, not %q", ErrMixUp, a.iss, f.issuer)
+	case a.iss == "" && f.iss:
+		return fmt.Errorf("%w: %s says it names itself in its answers, and this one names no authorization server", ErrMixUp, f.issuer)
+	}
+	return nil
 }
 
 // asApproved checks an authorization request against the need the owner approved: the same
@@ -286,12 +352,16 @@ func (s *Service) seal(in SignIn, c *oauth2.Config, t *oauth2.Token, redirects [
 	return nil
 }
 
-// finish records how the sign-in ended and tells the caller.
-func (s *Service) finish(in SignIn, err error) {
+// finish records how the sign-in f ended and tells the caller. A failure is logged here once
+// Begin handed out the authorization URL (at the callback, the exchange, or the flow's end);
+// one before is Begin's error, which its caller reports: each failure is logged once.
+func (s *Service) finish(in SignIn, f *flow, err error) {
 	detail := map[string]any{"issuer": in.Need.Issuer, "scopes": in.Need.ScopeText()}
 	if err != nil {
 		detail["error"] = errorText(err)
-		s.logger.Warn("oauth: sign-in failed", "server", in.Server, "issuer", in.Need.Issuer, "err", err)
+		if f.handedOver.Load() {
+			s.logger.Warn("oauth: sign-in failed", "server", in.Server, "issuer", in.Need.Issuer, "err", err)
+		}
 		s.record("owner", activity.ActionSignInFailed, in.Server, detail)
 	} else {
 		s.logger.Info("oauth: signed in", "server", in.Server, "issuer", in.Need.Issuer)
@@ -303,17 +373,19 @@ func (s *Service) finish(in SignIn, err error) {
 }
 
 // Complete finishes the sign-in the callback's state names, for the owner's browser session
-// that began it, with the callback's query (code, state, iss; or error and
+// that began it, with the callback at (its path, and its query: code, state, iss; or error and
 // error_description). It returns the server once the token exchange is done, or why it
-// failed. The state is spent on the first callback of its session; another session's callback
+// failed: ErrMixUp for an answer at another authorization server's callback, or naming another
+// issuer. The state is spent on the first callback of its session; another session's callback
 // spends nothing (ErrNoSignIn).
-func (s *Service) Complete(ctx context.Context, session string, q url.Values) (string, error) {
+func (s *Service) Complete(ctx context.Context, session string, at *url.URL) (string, error) {
+	q := at.Query()
 	state := q.Get("state")
 	f := s.flows.take(state, session)
 	if f == nil {
 		return "", ErrNoSignIn
 	}
-	f.answer <- callback{code: q.Get("code"), state: state, iss: q.Get("iss"),
+	f.answer <- callback{path: at.Path, code: q.Get("code"), state: state, iss: q.Get("iss"),
 		errCode: q.Get("error"), errText: q.Get("error_description")}
 	select {
 	case err := <-f.outcome:
@@ -349,6 +421,22 @@ func (fl *flows) reserve(session, server string) (context.Context, context.Cance
 		}
 	}
 	return ctx, release, nil
+}
+
+// EndSignIns ends every sign-in in progress, as a lock does: each holds, until its callback,
+// what finishing it needs (a client secret, perhaps opened from the vault, and the PKCE
+// verifier), and none may outlive the lock (docs/design.md#rule-22). Each fails, and its
+// server's card offers the sign-in again.
+func (s *Service) EndSignIns() { s.flows.endAll() }
+
+// endAll ends every sign-in in progress.
+func (fl *flows) endAll() {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	for key, r := range fl.running {
+		r.cancel()
+		delete(fl.running, key)
+	}
 }
 
 // reservation is the room one sign-in takes.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +27,9 @@ type Session struct {
 	svc    *Service
 	server string
 	ts     oauth2.TokenSource // nil without a sign-in
+	// moved is set when the sealed sign-in was for another address than the one dialled: its
+	// token is not used.
+	moved bool
 	// onRefused hears of each refusal that wants a sign-in.
 	onRefused func(Challenge)
 
@@ -33,12 +39,15 @@ type Session struct {
 
 var _ auth.OAuthHandler = (*Session)(nil)
 
-// Open starts the OAuth of one dial of server: with its sealed credentials when it signed in
-// (their token refreshed, and each new one sealed), without otherwise. ErrLocked (from the
-// vault) while its credentials are sealed: no request may go out without them, nor with them.
-// refused is called with every refusal that wants a sign-in, as it happens (the dial, a list, a
-// call or a ping), before the request fails.
-func (s *Service) Open(ctx context.Context, server string, refused func(Challenge)) (*Session, error) {
+// Open starts the OAuth of one dial of server at serverURL (secrets expanded): with its sealed
+// credentials when it signed in (their token refreshed, and each new one sealed), without
+// otherwise. ErrLocked (from the vault) while its credentials are sealed: no request may go out
+// without them, nor with them. A sign-in is bound to the resource it was made for: when that
+// does not cover serverURL (a reload moved the server), its token is not used (Moved), and stays
+// sealed until a sign-in at the new address replaces it. refused is called with every refusal
+// that wants a sign-in, as it happens (the dial, a list, a call or a ping), before the request
+// fails.
+func (s *Service) Open(ctx context.Context, server, serverURL string, refused func(Challenge)) (*Session, error) {
 	sess := &Session{svc: s, server: server, onRefused: refused}
 	creds, err := s.Load(ctx, server)
 	switch {
@@ -48,6 +57,12 @@ func (s *Service) Open(ctx context.Context, server string, refused func(Challeng
 		return nil, err
 	}
 	sess.creds = creds
+	if creds.Token != nil && !covers(creds.Resource, serverURL) {
+		// Named by neither URL: either may carry a secret.
+		s.logger.Warn("oauth: the sealed sign-in is for another address than the server's; its token is not used", "server", server)
+		sess.moved = true
+		return sess, nil
+	}
 	if creds.Token != nil {
 		// Refreshes outlive the dial: they happen on whatever request finds the token expired.
 		refreshCtx := context.WithValue(context.Background(), oauth2.HTTPClient, s.opts.HTTP)
@@ -59,6 +74,40 @@ func (s *Service) Open(ctx context.Context, server string, refused func(Challeng
 
 // SignedIn reports whether the dial carries a token.
 func (s *Session) SignedIn() bool { return s.ts != nil }
+
+// Moved reports whether the server has a sign-in, but for another address than the one
+// dialled: it needs a sign-in there.
+func (s *Session) Moved() bool { return s.moved }
+
+// covers reports whether a token issued for resource (RFC 8707) may go to serverURL: the same
+// origin (scheme, host and port, the default port implied), and serverURL's path is resource's
+// or below it. An origin's resource covers all of it, as the protected resource metadata at its
+// root says; the query is not compared (a secret there may change). A sign-in without a
+// resource covers nothing.
+func covers(resource, serverURL string) bool {
+	r, err1 := url.Parse(resource)
+	u, err2 := url.Parse(serverURL)
+	if resource == "" || err1 != nil || err2 != nil || canonicalOrigin(r) != canonicalOrigin(u) {
+		return false
+	}
+	base := strings.TrimSuffix(r.EscapedPath(), "/")
+	p := u.EscapedPath()
+	return base == "" || p == base || strings.HasPrefix(p, base+"/")
+}
+
+// canonicalOrigin is u's scheme://host:port, lower-cased, with the scheme's default port.
+func canonicalOrigin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port))
+}
 
 // Sealed reports whether the server has sealed credentials at all (a token or only its
 // registered client): its dials then wait for an unlock.

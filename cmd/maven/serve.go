@@ -155,6 +155,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	// the unlock's path.
 	gate.OnUnlock(manager.SetSecrets)
 	gate.OnLock(func() { manager.SetSecrets(nil) })
+	gate.OnLock(signIns.EndSignIns)
 
 	tokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "voice")
 	if err != nil {

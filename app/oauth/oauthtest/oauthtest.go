@@ -36,6 +36,15 @@ type Options struct {
 	ChallengeScope string
 	// Page makes /authorize show a page with an "Allow" link instead of redirecting at once.
 	Page bool
+	// AnyResource makes /authorize take any resource indicator, as an authorization server that
+	// does not check them against what it protects does.
+	AnyResource bool
+	// GrantTypes are the grant types its metadata lists (authorization_code and refresh_token
+	// when nil).
+	GrantTypes []string
+	// Iss makes the authorization server name itself in its answers (RFC 9207) and say so in its
+	// metadata.
+	Iss bool
 }
 
 // Server is the protected MCP endpoint (URL) and its authorization server (Issuer), on one
@@ -173,6 +182,12 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	if len(s.opts.ScopesSupported) > 0 {
 		meta["scopes_supported"] = s.opts.ScopesSupported
 	}
+	if s.opts.Iss {
+		meta["authorization_response_iss_parameter_supported"] = true
+	}
+	if s.opts.GrantTypes != nil {
+		meta["grant_types_supported"] = s.opts.GrantTypes
+	}
 	writeJSON(w, http.StatusOK, meta)
 }
 
@@ -208,7 +223,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.problem("authorize: redirect_uri %q was not registered", q.Get("redirect_uri"))
 	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
 		s.problem("authorize: no S256 code challenge")
-	case q.Get("resource") != s.URL:
+	case q.Get("resource") != s.URL && !s.opts.AnyResource:
 		s.problem("authorize: resource %q, want %q", q.Get("resource"), s.URL)
 	case q.Get("state") == "":
 		s.problem("authorize: no state")
@@ -241,6 +256,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, q url.Values) {
 	v := back.Query()
 	v.Set("code", code)
 	v.Set("state", q.Get("state"))
+	if s.opts.Iss {
+		v.Set("iss", s.Issuer)
+	}
 	back.RawQuery = v.Encode()
 	http.Redirect(w, r, back.String(), http.StatusFound)
 }
@@ -324,6 +342,17 @@ func (s *Server) issue(w http.ResponseWriter, g grant, withRefresh bool) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, body)
+}
+
+// ClientSecrets returns the secrets of the clients registered dynamically so far.
+func (s *Server) ClientSecrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.clients {
+		out = append(out, c.secret)
+	}
+	return out
 }
 
 // Tokens returns the access and refresh tokens that are valid now.
