@@ -277,7 +277,7 @@ func (d *decoder) substitute(s *Server, path string) {
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		p := keyPath(key("env"), k)
 		v := s.Env[k]
-		if v != "" && secretLike(k) && !strings.Contains(v, refOpen) {
+		if v != "" && SecretLike(k) && !strings.Contains(v, refOpen) {
 			d.warnf(p, fmt.Sprintf("this credential is shown with the command line on /tools and kept with its approval; seal it with `maven secret set %s` and write ${secret:%s}", secretNameFor(k), secretNameFor(k)))
 		}
 		s.Env[k] = d.expandVars(v, p, nil)
