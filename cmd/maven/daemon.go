@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"maven/app/activity"
@@ -90,8 +93,25 @@ func toToolResult(t allowlist.Tool) toolResult {
 	return r
 }
 
-func (d *daemon) ipcTools(ctx context.Context, _ json.RawMessage) (any, error) {
-	rows, err := d.tools.List(ctx, allowlist.Filter{})
+// toolsParams are the `tools` IPC params; State, if set, keeps the rows in that state.
+type toolsParams struct {
+	State string `json:"state,omitempty"`
+}
+
+func (d *daemon) ipcTools(ctx context.Context, params json.RawMessage) (any, error) {
+	var p toolsParams
+	if err := ipc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	var filter allowlist.Filter
+	if p.State != "" {
+		st := allowlist.State(p.State)
+		if !slices.Contains(allowlist.States(), st) {
+			return nil, &ipc.Error{Code: ipc.InvalidParams, Message: fmt.Sprintf("state is one of %s, not %q", strings.Join(stateNames(), ", "), p.State)}
+		}
+		filter.States = []allowlist.State{st}
+	}
+	rows, err := d.tools.List(ctx, filter)
 	if err != nil {
 		return nil, err
 	}
