@@ -195,3 +195,27 @@ func checkRestored(t *testing.T, data, code string, tools int) {
 		t.Fatalf("the sealed secret: %q %v", value, err)
 	}
 }
+
+// TestRestoreRefusesWhatIsNotABackup: a file that is not an SQLite database is refused, and
+// the database stays as it was.
+func TestRestoreRefusesWhatIsNotABackup(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(data, "maven.db")
+	notes := filepath.Join(dir, "notes.txt")
+	for path, text := range map[string]string{db: "SQLite format 3\x00the current one", notes: "not a database"} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errb, code := runMaven(t, []string{"HOME=" + dir}, "restore", notes, "--data", data)
+	if code != 1 || !strings.Contains(errb, notes+" is not an SQLite database") {
+		t.Errorf("exit %d: %s", code, errb)
+	}
+	if b, err := os.ReadFile(db); err != nil || string(b) != "SQLite format 3\x00the current one" {
+		t.Errorf("the database changed: %q %v", b, err)
+	}
+}
