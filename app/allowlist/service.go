@@ -109,23 +109,6 @@ type Tx struct {
 // Store gives read access to the transaction's store.
 func (tx *Tx) Store() TxStore { return tx.st }
 
-// Proposal is a tool offered for the owner's approval.
-type Proposal struct {
-	Name        string
-	Cmd         []string
-	Scope       string
-	Destructive bool
-	ReadOnly    bool
-	Description string
-	InputSchema json.RawMessage
-	Fingerprint string
-	Declared    string
-	RenameOf    string
-	Source      string
-	Provenance  string
-	Actor       string
-}
-
 // Propose creates a proposed row, or returns the row that already has this identity (scope, cmd:
 // docs/design.md#rule-1). Proposing is idempotent: an existing proposed row is updated in place, a
 // withdrawn one comes back as proposed, and an enabled or disabled one keeps its state (only its
