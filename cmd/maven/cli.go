@@ -126,7 +126,7 @@ func cliPropose(ctx context.Context, in *invocation, args []string) error {
 		return usagef("propose", "usage: maven propose NAME -- ARGV... (the command line after --, run without a shell)")
 	}
 	stdout := in.stdout
-	var row toolResult
+	var row proposeResult
 	if err := f.call(ctx, "propose_tool", proposeParams{Name: rest[0], Argv: rest[1:]}, &row); err != nil {
 		return err
 	}
@@ -134,6 +134,9 @@ func cliPropose(ctx context.Context, in *invocation, args []string) error {
 		return writeJSON(stdout, row)
 	}
 	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, reveal.OneLine(row.Name), row.State)
+	for _, w := range row.Warnings {
+		fmt.Fprintf(in.stderr, "warning: %s\n", reveal.OneLine(w))
+	}
 	return nil
 }
 

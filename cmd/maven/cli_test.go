@@ -303,6 +303,15 @@ func TestCLIAgainstADaemon(t *testing.T) {
 	if out, errb, code := runMaven(t, env, "propose", "hello", "--data", data, "--", "/bin/echo", "hi"); code != 0 {
 		t.Fatalf("propose: %d %s%s", code, out, errb)
 	}
+	// A command that can never run is proposed, with a warning that says what to write.
+	if out, errb, code := runMaven(t, env, "propose", "up", "--data", data, "--", "uptime -p"); code != 0 ||
+		!strings.Contains(errb, `warning: the command is one program, run without a shell, and "uptime -p" is not one: give the program and its arguments apart: maven propose up -- uptime -p`) {
+		t.Errorf("propose a command line in one string: exit %d, %s%s", code, out, errb)
+	}
+	if out, _, code := runMaven(t, env, "propose", "build", "--json", "--data", data, "--", "./build.sh"); code != 0 ||
+		!strings.Contains(out, `"warnings": [`) || !strings.Contains(out, `relative to the daemon's working directory`) {
+		t.Errorf("propose --json a relative path: exit %d, %s", code, out)
+	}
 	for state, want := range map[string]bool{"proposed": true, "enabled": false} {
 		out, errb, code := runMaven(t, env, "tools", "--state", state, "--data", data)
 		if code != 0 || strings.Contains(out, "hello") != want {

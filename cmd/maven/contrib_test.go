@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // unitFile is the systemd unit contrib/ ships.
@@ -93,7 +95,9 @@ func TestSystemdUnitStartsAsInstalled(t *testing.T) {
 	cmd.Dir = "/" // systemd's working directory
 	cmd.Env = env
 	d := runDaemon(t, cmd, state)
-	if want := `"file":"` + filepath.Join(conf, "maven.json") + `"`; !strings.Contains(d.stderr.String(), want) {
+	// Logged just after the address the start waits for.
+	want := `"msg":"no config file: running on the defaults","file":"` + filepath.Join(conf, "maven.json") + `"`
+	if _, ok := d.stderr.Wait(regexp.MustCompile(regexp.QuoteMeta(want)), 10*time.Second); !ok {
 		t.Errorf("the start-up log does not name %s:\n%s", want, d.stderr.String())
 	}
 

@@ -19,6 +19,7 @@ import (
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/reveal"
 	"maven/app/vault"
 )
 
@@ -143,7 +144,22 @@ func (d *daemon) ipcProposeTool(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	return toToolResult(t), nil
+	res := proposeResult{toolResult: toToolResult(t)}
+	if msg, better := config.CommandProblem(p.Argv[0], p.Argv[1:], "", d.reload.getenv("PATH")); msg != "" {
+		if len(better) > 0 {
+			msg += ": maven propose " + t.Name + " -- " + reveal.CommandLine(better)
+		}
+		res.Warnings = []string{msg}
+	}
+	return res, nil
+}
+
+// proposeResult is the `propose_tool` IPC result: the row, and why its command can never run
+// as written, if it cannot (config.CommandProblem). It is proposed all the same: the program may
+// be installed later.
+type proposeResult struct {
+	toolResult
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // setupLinkResult is the `setup_link` IPC result.
