@@ -291,15 +291,16 @@ type ServerRow struct {
 	ActionURL   string
 	ActionLabel string
 	LastError   Text // written by the far end: hidden characters spelled out; only in trouble
+	Since       Time
+	Tools       int
+	Trust       string
+	TrustText   string
+	TrustShort  string
+	Pending     *PendingCommand // the command line it waits for the owner to approve
+	SignIn      *SignIn         // what it asks the owner to sign in for, with the Sign in button
+
 	// LastStderr is what a stdio server that exited last wrote on stderr, a line each.
 	LastStderr []Text
-	Since      Time
-	Tools      int
-	Trust      string
-	TrustText  string
-	TrustShort string
-	Pending    *PendingCommand // the command line it waits for the owner to approve
-	SignIn     *SignIn         // what it asks the owner to sign in for, with the Sign in button
 }
 
 // SignIn is what a server that wants the owner to sign in asks for: the step-up of its Sign in

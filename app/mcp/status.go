@@ -32,19 +32,15 @@ func States() []State {
 
 // ServerStatus is what the owner is shown about one server (docs/design.md#rule-14).
 type ServerStatus struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"` // "stdio", "http" or "sse"
-	Target    string `json:"target"`    // command line or URL, secrets never expanded
-	State     State  `json:"state"`
-	Trust     string `json:"trust"` // TrustLocalProcess, TrustLoopback, …
-	TrustText string `json:"trust_text"`
-	LastError string `json:"last_error"`
-	// LastStderr is, after a stdio server's process exited by itself, the last lines it wrote
-	// on stderr (newline-separated, at most 5, each cut to 200 bytes, secret values masked);
-	// "" otherwise.
-	LastStderr string    `json:"last_stderr,omitempty"`
-	Since      time.Time `json:"since"` // when State was entered
-	Tools      int       `json:"tools"` // tools in the last complete list
+	Name      string    `json:"name"`
+	Transport string    `json:"transport"` // "stdio", "http" or "sse"
+	Target    string    `json:"target"`    // command line or URL, secrets never expanded
+	State     State     `json:"state"`
+	Trust     string    `json:"trust"` // TrustLocalProcess, TrustLoopback, …
+	TrustText string    `json:"trust_text"`
+	LastError string    `json:"last_error"`
+	Since     time.Time `json:"since"` // when State was entered
+	Tools     int       `json:"tools"` // tools in the last complete list
 	// AuthServer and AuthScopes are what a server in StateNeedsAuth asks the owner to sign in
 	// for: the authorization server and the scopes Maven would request (space-separated).
 	AuthServer string `json:"auth_server,omitempty"`
@@ -53,6 +49,11 @@ type ServerStatus struct {
 	// refers to, an OAuth sign-in sealed in the vault, or both.
 	UsesSecrets  bool `json:"uses_secrets,omitempty"`
 	SignInSealed bool `json:"sign_in_sealed,omitempty"`
+
+	// LastStderr is, after a stdio server's process exited by itself, the last lines it wrote
+	// on stderr (newline-separated, at most 5, each cut to 200 bytes, secret values masked);
+	// "" otherwise.
+	LastStderr string `json:"last_stderr,omitempty"`
 }
 
 // SignInDigest is what a step-up to sign in to this server names (oauth.Digest of the server,
