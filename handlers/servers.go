@@ -177,6 +177,11 @@ func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 	case mcp.StateBackoff, mcp.StateFailed:
 		row.Tone, row.Open = "trouble", true
 		row.LastError = text(st.LastError)
+		if st.LastStderr != "" {
+			for line := range strings.SplitSeq(st.LastStderr, "\n") {
+				row.LastStderr = append(row.LastStderr, text(line))
+			}
+		}
 	case mcp.StateAwaitingApproval:
 		row.Action, row.Open = "Check its command line below, then approve it to start it.", true
 	case mcp.StateNeedsAuth:

@@ -298,6 +298,9 @@ type ServerRow struct {
 	TrustShort  string
 	Pending     *PendingCommand // the command line it waits for the owner to approve
 	SignIn      *SignIn         // what it asks the owner to sign in for, with the Sign in button
+
+	// LastStderr is what a stdio server that exited last wrote on stderr, a line each.
+	LastStderr []Text
 }
 
 // SignIn is what a server that wants the owner to sign in asks for: the step-up of its Sign in

@@ -9,6 +9,23 @@ import (
 	"unicode/utf8"
 )
 
+// Proposal is a tool offered for the owner's approval.
+type Proposal struct {
+	Name        string
+	Cmd         []string
+	Scope       string
+	Destructive bool
+	ReadOnly    bool
+	Description string
+	InputSchema json.RawMessage
+	Fingerprint string
+	Declared    string
+	RenameOf    string
+	Source      string
+	Provenance  string
+	Actor       string
+}
+
 // sameRow reports whether saving t over old would change nothing.
 func sameRow(t, old Tool) bool {
 	return t.Name == old.Name && t.State == old.State && t.Destructive == old.Destructive &&

@@ -109,27 +109,11 @@ type Tx struct {
 // Store gives read access to the transaction's store.
 func (tx *Tx) Store() TxStore { return tx.st }
 
-// Proposal is a tool offered for the owner's approval.
-type Proposal struct {
-	Name        string
-	Cmd         []string
-	Scope       string
-	Destructive bool
-	ReadOnly    bool
-	Description string
-	InputSchema json.RawMessage
-	Fingerprint string
-	Declared    string
-	RenameOf    string
-	Source      string
-	Provenance  string
-	Actor       string
-}
-
 // Propose creates a proposed row, or returns the row that already has this identity (scope, cmd:
 // docs/design.md#rule-1). Proposing is idempotent: an existing proposed row is updated in place, a
 // withdrawn one comes back as proposed, and an enabled or disabled one keeps its state (only its
-// spoken name may change for a local command). destructive is only ever raised.
+// spoken name may change for a local command, and not while it is enabled: ErrInvalid). A name
+// that belongs to another row is refused (ErrInvalid). destructive is only ever raised.
 func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 	if err := validateProposal(p); err != nil {
 		return Tool{}, false, err
@@ -163,7 +147,13 @@ func (tx *Tx) Propose(ctx context.Context, p Proposal) (Tool, bool, error) {
 		t.Fingerprint, t.Declared, t.RenameOf = p.Fingerprint, p.Declared, p.RenameOf
 		t.Provenance = p.Provenance
 	}
-	if t.Scope == ScopeLocal {
+	if t.Scope == ScopeLocal && p.Name != t.Name {
+		if t.State == StateEnabled {
+			// The owner's step-up approved this command under its name, which is what voice
+			// answers to (docs/design.md#rule-2): renaming it is for the owner to approve too.
+			return Tool{}, false, fmt.Errorf("%w: this command is already tool %d %q, enabled under that name; a proposal cannot rename an enabled tool. "+
+				"Disable it on /tools, propose it again as %q, and enable it under the new name", ErrInvalid, t.ID, t.Name, p.Name)
+		}
 		t.Name = p.Name
 	}
 	if t.Name != existing.Name {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -395,6 +396,44 @@ func TestProposeIsIdempotent(t *testing.T) {
 	}
 	if !a.Destructive || a.ReadOnly {
 		t.Fatal("a local command promises nothing, so it is destructive")
+	}
+}
+
+// TestProposeNeverRenamesAnEnabledRow: proposing an enabled command under a new name, or its name
+// with another command, changes nothing: the owner enabled that command under that name. Once
+// disabled, the command can be proposed under a new name (and enabled again behind a step-up).
+func TestProposeNeverRenamesAnEnabledRow(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newService(t)
+	p := allowlist.Proposal{Name: "hello", Cmd: []string{"/bin/echo", "hi"}, Scope: allowlist.ScopeLocal, Source: allowlist.SourceCLI, Actor: "cli"}
+	row, _, err := s.ProposeTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row, err = s.EnableTool(ctx, row.ID, enableProof(t, s, row.ID)); err != nil {
+		t.Fatal(err)
+	}
+	renamed := p
+	renamed.Name = "reboot_router"
+	other := p
+	other.Cmd = []string{"/sbin/reboot"}
+	for _, q := range []allowlist.Proposal{renamed, other} {
+		_, _, err := s.ProposeTool(ctx, q)
+		if !errors.Is(err, allowlist.ErrInvalid) || !strings.Contains(err.Error(), fmt.Sprintf("tool %d", row.ID)) && !strings.Contains(err.Error(), fmt.Sprintf("(id %d, local, enabled)", row.ID)) {
+			t.Errorf("propose %s %q: %v, want ErrInvalid naming tool %d", q.Name, q.Cmd, err, row.ID)
+		}
+	}
+	if got, _ := s.Get(ctx, row.ID); got.Name != "hello" || got.State != allowlist.StateEnabled || !slices.Equal(got.Cmd, p.Cmd) {
+		t.Fatalf("the enabled row changed: %+v", got)
+	}
+	if rows, _ := s.List(ctx, allowlist.Filter{}); len(rows) != 1 {
+		t.Fatalf("%d rows, want the one", len(rows))
+	}
+	if _, err := s.DisableTool(ctx, row.ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.ProposeTool(ctx, renamed); err != nil || got.ID != row.ID || got.Name != "reboot_router" || got.State != allowlist.StateDisabled {
+		t.Fatalf("renaming the disabled row: %+v %v", got, err)
 	}
 }
 

@@ -59,7 +59,8 @@ func TestDefault(t *testing.T) {
 }
 
 func TestParseDesignExample(t *testing.T) {
-	got, err := Parse([]byte(designExample))
+	// Read outside the daemon's environment (no PATH): its commands are not looked for here.
+	got, err := ParseEnv([]byte(designExample), envOf(nil))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -340,7 +341,7 @@ func TestParseErrors(t *testing.T) {
 		{"tool argv with NUL", `{"tools": [{"name": "a", "argv": ["x", "a\u0000b"]}]}`, "tools[0].argv[1]", `config: tools[0].argv[1]: must not contain a NUL byte`},
 
 		// MCP servers: structure.
-		{"mcpServers a list", `{"mcpServers": []}`, "mcpServers", `config: mcpServers: expected an object, got an empty list`},
+		{"mcpServers a list", `{"mcpServers": []}`, "mcpServers", `config: mcpServers: expected an object of servers by name, got a list, as Continue writes it; put each under its name: {"mcpServers": {"NAME": {"command": "…", "args": ["…"]}}}`},
 		{"server not an object", `{"mcpServers": {"m": "npx"}}`, "mcpServers.m", `config: mcpServers.m: expected an object, got "npx"`},
 		{"server name empty", `{"mcpServers": {"": {"command": "x"}}}`, `mcpServers[""]`, `config: mcpServers[""]: expected a non-empty server name`},
 		{"server name too long", `{"mcpServers": {"` + long + `": {"command": "x"}}}`, "mcpServers." + long, `config: mcpServers.` + long + `: the server name is longer than 64 characters`},
@@ -386,7 +387,7 @@ func TestParseErrors(t *testing.T) {
 		{"unterminated reference", `{"mcpServers": {"m": {"command": "${secret:abc"}}}`, "mcpServers.m.command", `config: mcpServers.m.command: unterminated secret reference "${secret:abc"; write ${secret:NAME}`},
 		{"secret name with a space", `{"mcpServers": {"m": {"command": "x", "args": ["${secret:my token}"]}}}`, "mcpServers.m.args[0]", `config: mcpServers.m.args[0]: malformed secret reference "${secret:my token}": the name must be 1 to 64 of A-Z a-z 0-9 _ . -`},
 		{"secret name too long", `{"mcpServers": {"m": {"command": "x", "args": ["${secret:` + long + `}"]}}}`, "mcpServers.m.args[0]", `config: mcpServers.m.args[0]: malformed secret reference "${secret:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…": the name must be 1 to 64 of A-Z a-z 0-9 _ . -`},
-		{"unset variable", `{"mcpServers": {"v": {"url": "https://x.example", "headers": {"Authorization": "Bearer ${MAVEN_TEST_UNSET}"}}}}`, "mcpServers.v.headers.Authorization", `config: mcpServers.v.headers.Authorization: ${MAVEN_TEST_UNSET} is not set in the daemon's environment; set it, or write ${MAVEN_TEST_UNSET:-default}`},
+		{"unset variable", `{"mcpServers": {"v": {"url": "https://x.example", "headers": {"Authorization": "Bearer ${MAVEN_TEST_UNSET}"}}}}`, "mcpServers.v.headers.Authorization", "config: mcpServers.v.headers.Authorization: ${MAVEN_TEST_UNSET} is not set in the daemon's environment; set it, or write ${MAVEN_TEST_UNSET:-default}, or, for a credential, seal it with `maven secret set maven_test_unset` and write ${secret:maven_test_unset}"},
 		{"unset env-style variable", `{"mcpServers": {"m": {"command": "x", "env": {"T": "${env:MAVEN_TEST_UNSET}"}}}}`, "mcpServers.m.env.T", `config: mcpServers.m.env.T: ${MAVEN_TEST_UNSET} is not set in the daemon's environment; set it, or write ${MAVEN_TEST_UNSET:-default}`},
 		{"secret on the command line", `{"mcpServers": {"m": {"command": "srv", "args": ["--token=${secret:tok}"]}}}`, "mcpServers.m.args[0]", `config: mcpServers.m.args[0]: ${secret:tok} would put the secret on the command line, which every local user can read; pass it through env instead ("env": {"TOK": "${secret:tok}"}), and if the program wants it as an argument, write ${TOK} there: a variable the server's own env sets is left for the server to expand, as mcp-remote does`},
 		{"secret as the command", `{"mcpServers": {"m": {"command": "${secret:bin}"}}}`, "mcpServers.m.command", `config: mcpServers.m.command: ${secret:bin} would put the secret on the command line, which every local user can read; pass it through env instead ("env": {"BIN": "${secret:bin}"}), and if the program wants it as an argument, write ${BIN} there: a variable the server's own env sets is left for the server to expand, as mcp-remote does`},

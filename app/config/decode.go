@@ -85,6 +85,7 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 	}
 	std, err := standardize(data)
 	if err != nil {
+		err.Msg += yamlHint(data)
 		d.fail(err)
 		return Config{}, false
 	}
@@ -120,6 +121,13 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 			cfg.Voice = d.voice(raw, key)
 		case "tools":
 			cfg.Tools = d.tools(raw, key)
+			for i, t := range cfg.Tools {
+				if len(t.Argv) > 0 {
+					if msg := commandProblem(t.Argv[0], t.Argv[1:], "", d.getenv("PATH"), toolArgv); msg != "" {
+						d.warnf(indexPath(keyPath(indexPath(key, i), "argv"), 0), msg)
+					}
+				}
+			}
 		case "mcpServers", "servers", "context_servers":
 			if key != "mcpServers" {
 				d.warnf(key, "read as mcpServers: it is "+serverLists[key])
@@ -128,6 +136,10 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 		default:
 			if why, ok := foreignTopKeys[key]; ok {
 				d.warnf(key, "ignored: "+why)
+				continue
+			}
+			if hint := topKeyHint(key, raw); hint != "" {
+				d.fail(&Error{Key: key, Msg: fmt.Sprintf("unknown key %q", key) + hint, keyInMsg: true, unknown: true})
 				continue
 			}
 			d.unknown("", key, topKeys)
@@ -295,7 +307,7 @@ func (d *decoder) object(raw []byte, path string) (map[string]json.RawMessage, b
 // what it was probably meant to be.
 func (d *decoder) unknown(parent, key string, allowed []string) {
 	p := keyPath(parent, key)
-	d.fail(&Error{Key: p, Msg: fmt.Sprintf("unknown key %q", p) + didYouMean(key, allowed), keyInMsg: true})
+	d.fail(&Error{Key: p, Msg: fmt.Sprintf("unknown key %q", p) + didYouMean(key, allowed), keyInMsg: true, unknown: true})
 }
 
 // kind returns the first byte of a JSON value: '{', '[', '"', 't', 'f', 'n', or '0' for a

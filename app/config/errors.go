@@ -19,6 +19,8 @@ type Error struct {
 	// keyInMsg is set when Msg already quotes the key ("unknown key "x"") and must not be
 	// prefixed with it again.
 	keyInMsg bool
+	// unknown marks an unknown key: it leaves no value behind for other checks to misjudge.
+	unknown bool
 }
 
 // Error renders "config: KEY: MSG", with the file name first when there is one.

@@ -67,7 +67,7 @@ func TestPeerShapes(t *testing.T) {
 		{"Claude Code", "variable in args", `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@scope/srv", "--root", "${HOME}/projects"]}}}`,
 			func(s Server) bool { return s.Args[3] == "/home/owner/projects" }, nil, ""},
 		{"Claude Code", "unset variable", `{"mcpServers": {"s": {"type": "http", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${MISSING}"}}}}`,
-			nil, nil, `config: mcpServers.s.headers.Authorization: ${MISSING} is not set in the daemon's environment; set it, or write ${MISSING:-default}`},
+			nil, nil, "config: mcpServers.s.headers.Authorization: ${MISSING} is not set in the daemon's environment; set it, or write ${MISSING:-default}, or, for a credential, seal it with `maven secret set missing` and write ${secret:missing}"},
 		{"Claude Code", "headersHelper", `{"mcpServers": {"s": {"type": "http", "url": "https://x.example/mcp", "headersHelper": "/usr/local/bin/get-token"}}}`,
 			nil, nil, "config: mcpServers.s.headersHelper: headersHelper runs a command to make the headers, which Maven does not: seal the token with `maven secret set NAME` and write the header with ${secret:NAME}"},
 

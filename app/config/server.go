@@ -200,7 +200,7 @@ func redactQuery(q string) string {
 		if err != nil {
 			name = k
 		}
-		if hasValue && secretLike(name) {
+		if hasValue && SecretLike(name) {
 			parts[i] = k + "=" + redacted
 		}
 	}
@@ -212,8 +212,9 @@ func redactQuery(q string) string {
 // costs a display detail; under-masking would show a token.
 var secretWords = []string{"token", "key", "secret", "passw", "pwd", "auth", "sig", "credential", "session", "jwt"}
 
-// secretLike reports whether a query parameter name looks like it carries a credential.
-func secretLike(name string) bool {
+// SecretLike reports whether a name (a query parameter, an environment variable, a header) looks
+// like it carries a credential.
+func SecretLike(name string) bool {
 	n := strings.ToLower(name)
 	for _, w := range secretWords {
 		if strings.Contains(n, w) {

@@ -52,6 +52,10 @@ var transportAliases = map[string]Transport{
 // servers decodes one object of servers (mcpServers, or another client's name for it) into
 // into, reporting a server listed twice across them.
 func (d *decoder) servers(raw []byte, path string, into *map[string]Server) {
+	if kind(raw) == '[' {
+		d.failf(path, continueList(raw))
+		return
+	}
 	obj, ok := d.object(raw, path)
 	if !ok {
 		return
@@ -82,7 +86,9 @@ type serverFields struct {
 	urlKey  string // "url", or another client's name for it
 }
 
-// server decodes one server; false when it has errors.
+// server decodes one server; false when it has errors. Every error of the entry is reported,
+// an unknown key's with the others; what a key whose value did not decode would make the rest
+// say (a command of the wrong type is no command) is not.
 func (d *decoder) server(raw []byte, path, name string) (Server, bool) {
 	before := d.mark()
 	obj, ok := d.object(raw, path)
@@ -90,24 +96,63 @@ func (d *decoder) server(raw []byte, path, name string) (Server, bool) {
 		return Server{}, false
 	}
 	f := serverFields{s: Server{Name: name}}
+	var badValues []string // keys of this entry whose value did not decode
 	for _, key := range slices.Sorted(maps.Keys(obj)) {
+		mark := d.mark()
 		d.serverKey(&f, obj[key], path, key)
+		if d.failed(mark) && !d.errs[mark].unknown {
+			badValues = append(badValues, keyPath(path, key))
+		}
 	}
-	if d.failed(before) {
-		// A key that did not decode leaves a value the rest would only misjudge.
-		return Server{}, false
-	}
+	keysDone := d.mark()
 	s := f.s
 	s.URL = f.url
 	if t, ok := d.transport(f, path); ok {
 		s.Type = t
 		s.TypeGuessed = f.typeKey == "" && t == TransportHTTP
 	}
-	if d.failed(before) {
-		return Server{}, false
-	}
 	d.substitute(&s, path)
-	return s, !d.failed(before)
+	if !d.failed(before) {
+		d.warnCommand(s, path)
+		return s, true
+	}
+	// The rest of the entry is checked now: Validate only sees the servers that decoded. A
+	// transport that could not be settled was said why already.
+	d.errs = append(d.errs[:keysDone], unrelated(d.errs[keysDone:], badValues)...)
+	if s.Type == "" {
+		badValues = append(badValues, keyPath(path, "type"))
+	}
+	for _, e := range unrelated(s.validate(path), badValues) {
+		if !reported(d.errs[before:], e.Key) {
+			d.fail(e)
+		}
+	}
+	return Server{}, false
+}
+
+// unrelated returns the errors of errs at no key of keys, nor above or below one.
+func unrelated(errs []*Error, keys []string) []*Error {
+	var out []*Error
+	for _, e := range errs {
+		related := false
+		for _, k := range keys {
+			related = related || reported([]*Error{{Key: k}}, e.Key)
+		}
+		if !related {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// warnCommand warns of a stdio server's command that can never start (CommandProblem).
+func (d *decoder) warnCommand(s Server, path string) {
+	if s.Type != TransportStdio || s.Disabled {
+		return
+	}
+	if msg := commandProblem(s.Command, s.Args, s.Cwd, d.getenv("PATH"), serverArgv); msg != "" {
+		d.warnf(keyPath(path, "command"), msg)
+	}
 }
 
 // serverKey decodes one member of a server's entry into f.
@@ -277,22 +322,24 @@ func (d *decoder) substitute(s *Server, path string) {
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		p := keyPath(key("env"), k)
 		v := s.Env[k]
-		if v != "" && secretLike(k) && !strings.Contains(v, refOpen) {
-			d.warnf(p, fmt.Sprintf("this credential is shown with the command line on /tools and kept with its approval; seal it with `maven secret set %s` and write ${secret:%s}", secretNameFor(k), secretNameFor(k)))
-		}
+		d.sealNudge(p, k, v, "this credential is shown with the command line on /tools and kept with its approval", secretNameFor(k))
 		s.Env[k] = d.expandVars(v, p, nil)
 	}
 	s.Cwd = d.expandVars(s.Cwd, key("cwd"), nil)
 	s.URL = d.expandVars(s.URL, key("url"), nil)
+	server := strings.ToLower(secretNameFor(s.Name))
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		s.Headers[k] = d.expandVars(s.Headers[k], keyPath(key("headers"), k), nil)
+		p := keyPath(key("headers"), k)
+		if v := s.Headers[k]; !strings.Contains(v, "${") {
+			// A ${VAR} stays in the daemon's environment, out of the file, and is never shown.
+			d.sealNudge(p, k, v, "this credential is kept in the clear in the config file", server+"_token")
+		}
+		s.Headers[k] = d.expandVars(s.Headers[k], p, nil)
 	}
 	if o := s.OAuth; o != nil {
 		o.ClientID = d.expandVars(o.ClientID, keyPath(key("oauth"), "client_id"), nil)
 		p := keyPath(key("oauth"), "client_secret")
-		if o.ClientSecret != "" && !strings.Contains(o.ClientSecret, refOpen) {
-			d.warnf(p, "this client secret is kept in the clear in the config file; seal it with `maven secret set NAME` and write ${secret:NAME}")
-		}
+		d.sealNudge(p, "client_secret", o.ClientSecret, "this client secret is kept in the clear in the config file", server+"_client_secret")
 		o.ClientSecret = d.expandVars(o.ClientSecret, p, nil)
 	}
 }

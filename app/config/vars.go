@@ -91,6 +91,11 @@ func (d *decoder) resolveVar(ref, key string, keep func(string) bool) (string, b
 	switch {
 	case v == "" && hasDefault:
 		v = def
+	case v == "" && underHeaders(key):
+		secret := strings.ToLower(name)
+		d.failf(key, fmt.Sprintf("${%s} is not set in the daemon's environment; set it, or write ${%s:-default}, or, for a credential, seal it with `maven secret set %s` and write ${secret:%s}",
+			name, name, secret, secret))
+		return "", false
 	case v == "":
 		d.failf(key, fmt.Sprintf("${%s} is not set in the daemon's environment; set it, or write ${%s:-default}", name, name))
 		return "", false

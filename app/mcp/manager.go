@@ -43,6 +43,9 @@ const (
 	DefaultBackoffMax        = 60 * time.Second
 	DefaultTerminateDuration = time.Second
 	DefaultRefreshGap        = time.Second
+	// DefaultMissingCommandRetry is long: a program that is not installed does not appear by
+	// itself, and installing it is followed by a reload, which retries at once.
+	DefaultMissingCommandRetry = 6 * time.Hour
 )
 
 // Caps on one tools/list. A longer list is treated as incomplete and never reconciled: a
@@ -85,6 +88,9 @@ type ManagerOptions struct {
 	// TerminateDuration is how long a stdio server may take to exit after its stdin closes
 	// before it is signalled (1s).
 	TerminateDuration time.Duration
+	// MissingCommandRetry is how long a stdio server whose command is not found waits before
+	// looking again, unless a reload or Wake ends the wait (6h).
+	MissingCommandRetry time.Duration
 	// Secrets looks up a sealed secret by name; nil means the vault is locked. See
 	// Manager.SetSecrets. It is called from the supervisors' goroutines.
 	Secrets func(name string) ([]byte, bool)
@@ -125,6 +131,7 @@ func (o ManagerOptions) withDefaults() ManagerOptions {
 		o.BackoffMax = o.BackoffMin
 	}
 	def(&o.TerminateDuration, DefaultTerminateDuration)
+	def(&o.MissingCommandRetry, DefaultMissingCommandRetry)
 	if o.Version == "" {
 		o.Version = "dev"
 	}

@@ -445,10 +445,10 @@ func TestManagerFailedCommand(t *testing.T) {
 		"absolute": {Type: config.TransportStdio, Command: filepath.Join(dir, "nothing-here")},
 	}, rec, fastOptions())
 	for name, want := range map[string]string{
-		"missing":  "not found",
+		"missing":  "command not found: maven-no-such-mcp-server (",
 		"noexec":   "not executable",
 		"badcwd":   "working directory",
-		"absolute": "does not exist",
+		"absolute": "command not found: " + filepath.Join(dir, "nothing-here") + " (no such file)",
 	} {
 		waitFor(t, 5*time.Second, name+" failed", func() bool {
 			st := status(m, name)

@@ -90,7 +90,8 @@ type Reconfigured struct {
 // server no longer listed is stopped. A server whose entry changed (see config.Server.ChangedKeys)
 // is stopped and started again with the new entry, so a changed command line is a new one to
 // approve; a change of allow_tools alone applies at once, its session untouched. An unchanged
-// server is not touched: its session and the calls in flight on it go on. Reconfigure returns once
+// server is not touched: its session and the calls in flight on it go on; one whose command was
+// not found looks for it again at once. Reconfigure returns once
 // every stopped server has closed its session (and a stdio server's process has exited). Calls are
 // serialized; after Close it does nothing. It changes no allowlist row: a stopped server withdraws
 // nothing (docs/design.md#rule-10).
@@ -114,6 +115,10 @@ func (m *Manager) Reconfigure(servers map[string]config.Server) Reconfigured {
 		switch keys := running.ChangedKeys(servers[name]); {
 		case len(keys) == 0:
 			keep[name] = true
+			if s.commandMissing.Load() {
+				// The owner may have installed it: a reload is how they say so.
+				s.signal()
+			}
 		case slices.Equal(keys, []string{"allow_tools"}):
 			keep[name] = true
 			res.Updated = append(res.Updated, name)

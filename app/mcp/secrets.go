@@ -109,13 +109,17 @@ const maxErrorText = 1024
 // URL they were given, and the status page and logs must never show a secret. It is cut to
 // maxErrorText bytes, after masking so that no part of a secret survives the cut.
 func (s *supervisor) errText(err error) string {
-	msg := []byte(err.Error())
+	return reveal.CutError(string(s.maskSecrets([]byte(err.Error()))), maxErrorText)
+}
+
+// maskSecrets replaces in msg every secret value the server was given.
+func (s *supervisor) maskSecrets(msg []byte) []byte {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, v := range s.secretVals {
 		msg = bytes.ReplaceAll(msg, v, []byte("***"))
 	}
-	s.mu.Unlock()
-	return reveal.CutError(string(msg), maxErrorText)
+	return msg
 }
 
 // mask returns err with the message of errText, still matching what err matches.

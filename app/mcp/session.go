@@ -162,7 +162,7 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 	live := s.setIfLive(sess.ctx, func(st *ServerStatus) {
 		s.session, s.sessCtx, s.sessEnded = sess.cs, sess.ctx, sess.ended
 		s.enter(st, StateConnected)
-		st.LastError = ""
+		st.LastError, st.LastStderr = "", ""
 		st.Transport = string(sess.via.kind)
 	})
 	if !live {

@@ -52,6 +52,11 @@ type ServerStatus struct {
 	// refers to, an OAuth sign-in sealed in the vault, or both.
 	UsesSecrets  bool `json:"uses_secrets,omitempty"`
 	SignInSealed bool `json:"sign_in_sealed,omitempty"`
+
+	// LastStderr is, after a stdio server's process exited by itself, the last lines it wrote
+	// on stderr (newline-separated, at most 5, each cut to 200 bytes, secret values masked);
+	// "" otherwise.
+	LastStderr string `json:"last_stderr,omitempty"`
 }
 
 // SignInDigest is what a step-up to sign in to this server names (oauth.Digest of the server,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"maven/app/config"
 	"maven/app/oauth"
+	"maven/app/reveal"
 	"maven/app/vault"
 )
 
@@ -45,6 +47,11 @@ type supervisor struct {
 	// sealedAuth is set while the server's OAuth sign-in is sealed in the vault: like a
 	// secret, it locks and unlocks with the vault.
 	sealedAuth atomic.Bool
+	// commandMissing is set while a stdio server waits out MissingCommandRetry: a reload wakes it.
+	commandMissing atomic.Bool
+	// child is the last start of a stdio server's process; only the supervisor's goroutine
+	// touches it.
+	child *stdioChild
 
 	mu         sync.Mutex
 	secretVals [][]byte // values of the secrets in use, masked in errors; zeroed once locked
@@ -163,18 +170,67 @@ func (s *supervisor) run(ctx context.Context) {
 		if up >= min(stableSession, s.m.opts.BackoffMax) {
 			bo.reset()
 		}
-		var ce *configError
-		if errors.As(err, &ce) {
-			s.set(StateFailed, s.errText(err))
-			s.logger.Warn("mcp server failed", "error", s.errText(err), "retry_in", s.m.opts.BackoffMax)
-			s.sleep(ctx, s.m.opts.BackoffMax)
-			continue
-		}
-		d := bo.next()
+		s.waitAfter(ctx, err, &bo)
+	}
+}
+
+// waitAfter shows why a session or a dial failed, and waits as long as that failure calls for:
+// hours for a missing command, BackoffMax for a configuration that cannot work, the next backoff
+// for the rest.
+func (s *supervisor) waitAfter(ctx context.Context, err error, bo *backoff) {
+	var ce *configError
+	switch {
+	case errors.Is(err, errCommandNotFound):
+		s.waitForCommand(ctx, err)
+		return
+	case errors.As(err, &ce):
+		s.set(StateFailed, s.errText(err))
+		s.logger.Warn("mcp server failed", "error", s.errText(err), "retry_in", s.m.opts.BackoffMax)
+		s.sleep(ctx, s.m.opts.BackoffMax)
+		return
+	}
+	d := bo.next()
+	if exit := s.exited(); exit != nil {
+		// Its own words say why, once per failure and at warn: it will not get better alone.
+		s.setExited(exit)
+		s.logger.Warn("mcp server exited", "status", exit.Status, "stderr", strings.Join(exit.Stderr, "\n"),
+			"retry_in", d.Round(time.Millisecond))
+	} else {
 		s.set(StateBackoff, s.errText(err))
 		s.logger.Info("mcp server unavailable", "error", s.errText(err), "retry_in", d.Round(time.Millisecond))
-		s.sleep(ctx, d)
 	}
+	s.sleep(ctx, d)
+}
+
+// exited returns how the stdio server's last process ended by itself, nil if it did not (or the
+// server is not stdio).
+func (s *supervisor) exited() *ExitError {
+	if s.child == nil {
+		return nil
+	}
+	return s.child.exit()
+}
+
+// setExited shows a server whose process exited as backing off, with its exit status and its
+// last lines on stderr.
+func (s *supervisor) setExited(exit *ExitError) {
+	s.update(func(st *ServerStatus) {
+		s.enter(st, StateBackoff)
+		st.LastError = reveal.CutError(exit.Error(), maxErrorText)
+		st.LastStderr = strings.Join(exit.Stderr, "\n")
+	})
+}
+
+// waitForCommand shows a stdio server whose command is not found as failed, and waits
+// MissingCommandRetry (hours) before looking again, or until a reload or an approval wakes it.
+func (s *supervisor) waitForCommand(ctx context.Context, err error) {
+	d := s.m.opts.MissingCommandRetry
+	s.set(StateFailed, s.errText(err))
+	s.logger.Warn("mcp server cannot start", "error", s.errText(err), "retry_in", d,
+		"wake", "maven reload, once the command is installed")
+	s.commandMissing.Store(true)
+	defer s.commandMissing.Store(false)
+	s.sleep(ctx, d)
 }
 
 // stopListening shows a server that went over its churn budget as failed and waits out the
@@ -282,7 +338,7 @@ func (s *supervisor) current() (*sdk.ClientSession, context.Context, <-chan stru
 func (s *supervisor) set(state State, lastErr string) {
 	s.update(func(st *ServerStatus) {
 		s.enter(st, state)
-		st.LastError = lastErr
+		st.LastError, st.LastStderr = lastErr, ""
 	})
 }
 

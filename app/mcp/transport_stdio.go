@@ -1,15 +1,14 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,8 +19,10 @@ import (
 )
 
 // stdioTransport is the command transport of a stdio server: its own process group (killed
-// whole once killCtx is cancelled), a minimal environment, and stderr to the debug log.
+// whole once killCtx is cancelled), a minimal environment, and stderr to the debug log and to
+// s.child, which keeps its last lines and how the process ended.
 func (s *supervisor) stdioTransport(cfg config.Server, killCtx context.Context) (sdk.Transport, error) {
+	s.child = nil
 	path, err := s.lookCommand(cfg)
 	if err != nil {
 		return nil, err
@@ -33,13 +34,41 @@ func (s *supervisor) stdioTransport(cfg config.Server, killCtx context.Context) 
 	}
 	cmd.Env = runner.Environ(getenv, cfg.Env)
 	cmd.Dir = cfg.Cwd
-	cmd.Stderr = &stderrLog{logger: s.logger}
+	child := &stdioChild{stderr: newStderrTail(s.logger, s.stderrMask())}
+	cmd.Stderr = child.stderr
 	// The daemon closes it in order (stdin, SIGTERM) before the kill, which reaches whatever it
 	// spawned.
 	runner.InOwnProcessGroup(cmd)
 	cmd.WaitDelay = time.Second
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.TerminateDuration}, nil
+	s.child = child
+	return &childTransport{Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.TerminateDuration}, child: child}, nil
 }
+
+// stderrMask masks, in a line of the server's stderr, the secret values it was given: those of
+// its ${secret:…} references, and the values its env holds written out under a name that looks
+// like a credential's (BRAVE_API_KEY). Only values written in the config are kept for this: a
+// secret's own value is masked through secretVals, which a lock zeroes.
+func (s *supervisor) stderrMask() func(string) string {
+	var literal []string
+	for k, v := range s.cfg.Env {
+		if len(v) >= minMaskedValue && config.SecretLike(k) && !strings.Contains(v, "${") {
+			literal = append(literal, v)
+		}
+	}
+	// Longest first, so a value that contains another is masked whole.
+	slices.SortFunc(literal, func(a, b string) int { return len(b) - len(a) })
+	return func(line string) string {
+		line = string(s.maskSecrets([]byte(line)))
+		for _, v := range literal {
+			line = strings.ReplaceAll(line, v, "***")
+		}
+		return line
+	}
+}
+
+// minMaskedValue is the shortest env value masked in stderr: masking "1" or "no" would garble
+// every line and hide nothing.
+const minMaskedValue = 4
 
 // lookCommand finds the executable of cfg (secrets expanded) as the child would: relative to
 // its working directory, else on PATH. Its errors name the command as configured: the expanded
@@ -64,14 +93,19 @@ func (s *supervisor) lookCommand(cfg config.Server) (string, error) {
 	case err == nil:
 		return path, nil
 	case errors.Is(err, exec.ErrNotFound):
-		return "", fmt.Errorf("command %q not found on PATH: %w", s.cfg.Command, exec.ErrNotFound)
+		return "", fmt.Errorf("%w: %s (not on the daemon's PATH, %s)", errCommandNotFound, s.cfg.Command, os.Getenv("PATH"))
 	case errors.Is(err, fs.ErrPermission):
 		return "", fmt.Errorf("command %q is not executable: %w", s.cfg.Command, fs.ErrPermission)
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("command %q does not exist: %w", s.cfg.Command, fs.ErrNotExist)
+		return "", fmt.Errorf("%w: %s (no such file)", errCommandNotFound, s.cfg.Command)
 	}
 	return "", fmt.Errorf("command %q cannot be run", s.cfg.Command)
 }
+
+// errCommandNotFound is a stdio server whose command is nowhere to be found: retrying soon cannot
+// help, so it is retried after ManagerOptions.MissingCommandRetry, or at once when a reload or an
+// approval wakes it (the owner installed the program).
+var errCommandNotFound = errors.New("command not found")
 
 // isStartError reports whether a stdio dial failed because the process could not start.
 func isStartError(err error) bool {
@@ -91,35 +125,4 @@ func (s *supervisor) startError(err error) error {
 		return fmt.Errorf("start %q: %w", s.cfg.Command, ee.Err)
 	}
 	return fmt.Errorf("start %q: %w", s.cfg.Command, err)
-}
-
-// stderrLog logs a stdio server's stderr line by line at debug level. It may hold secrets the
-// server echoes, so it is never shown as the server's status.
-type stderrLog struct {
-	logger *slog.Logger
-	buf    []byte
-}
-
-const maxStderrLine = 1024
-
-func (w *stderrLog) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if room := maxStderrLine - len(w.buf); room > 0 {
-				w.buf = append(w.buf, p[:min(room, len(p))]...)
-			}
-			break
-		}
-		if room := maxStderrLine - len(w.buf); room > 0 {
-			w.buf = append(w.buf, p[:min(room, i)]...)
-		}
-		if line := strings.TrimSpace(string(w.buf)); line != "" {
-			w.logger.Debug("mcp server stderr", "line", line)
-		}
-		w.buf = w.buf[:0]
-		p = p[i+1:]
-	}
-	return n, nil
 }

@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,8 +85,8 @@ func TestHeaderTransportKillAbortsStreams(t *testing.T) {
 	}
 }
 
-func TestStderrLogKeepsLinesBounded(t *testing.T) {
-	w := &stderrLog{logger: testLogger(t)}
+func TestStderrTailKeepsLinesBounded(t *testing.T) {
+	w := newStderrTail(testLogger(t), func(s string) string { return s })
 	long := make([]byte, 3*maxStderrLine)
 	for i := range long {
 		long[i] = 'x'
@@ -96,5 +98,17 @@ func TestStderrLogKeepsLinesBounded(t *testing.T) {
 	w.Write([]byte("\npartial"))
 	if string(w.buf) != "partial" {
 		t.Errorf("buffer = %q after a newline, want the next line's start", w.buf)
+	}
+	for i := range 2 * keptStderr {
+		fmt.Fprintf(w, "line %d\n", i)
+	}
+	got := w.lines()
+	if len(got) != keptStderr || got[0] != fmt.Sprintf("line %d", keptStderr) || got[len(got)-1] != fmt.Sprintf("line %d", 2*keptStderr-1) {
+		t.Errorf("kept %q, want the last %d lines", got, keptStderr)
+	}
+	w.Write(long)
+	w.flush()
+	if last := w.lines()[keptStderr-1]; len(last) > keptStderrLine || !strings.HasSuffix(last, "…") {
+		t.Errorf("a long line is kept as %d bytes, want at most %d, marked", len(last), keptStderrLine)
 	}
 }

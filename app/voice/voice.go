@@ -42,6 +42,13 @@ const (
 	OutcomeHelp      Outcome = "help" // "what can I say": the tools and how to say them
 )
 
+// Outcomes returns every outcome, in the order of the webhook contract (docs/design.md#http):
+// what a filter on outcomes may name.
+func Outcomes() []Outcome {
+	return []Outcome{OutcomeRan, OutcomeConfirm, OutcomeCancelled, OutcomeRefused, OutcomeNeedsArgs,
+		OutcomeNoMatch, OutcomeLocked, OutcomeError, OutcomeHelp, OutcomeAsk}
+}
+
 // Request is one utterance.
 type Request struct {
 	Conversation string

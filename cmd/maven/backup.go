@@ -65,7 +65,6 @@ func cliBackup(ctx context.Context, in *invocation, args []string) error {
 		return writeJSON(in.stdout, res)
 	}
 	fmt.Fprintf(in.stdout, "backup written to %s (%d bytes, mode 0600)\n", res.Path, res.Bytes)
-	fmt.Fprintf(in.stdout, "To restore: stop the daemon, copy it to %s, remove maven.db-wal and maven.db-shm beside it, start the daemon.\n",
-		filepath.Join(f.dataDir, "maven.db"))
+	fmt.Fprintf(in.stdout, "To restore it: stop the daemon, run 'maven restore %s --data %s', start the daemon.\n", res.Path, f.dataDir)
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,8 +46,10 @@ func setUpOwner(t *testing.T, d *daemonProc, a *authtest.Authenticator) string {
 
 // TestBackupWhileWritingRestores is issue 15's backup and restore against the real binary: a
 // backup taken while another client writes is a consistent copy (each proposal with its event,
-// whole or not at all), mode 0600; restored into a new data directory it boots locked, the same
-// passkey unlocks it, and the recovery code opens the sealed secret.
+// whole or not at all), mode 0600. `maven restore` refuses while the daemon runs; once it is
+// stopped, it puts the backup over the database (the data directory 0700, the database 0600, no
+// stale WAL or shared memory, the replaced one kept), the daemon boots locked, the same passkey
+// unlocks it, and the recovery code opens the sealed secret.
 func TestBackupWhileWritingRestores(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -94,20 +97,24 @@ func TestBackupWhileWritingRestores(t *testing.T) {
 	if out, err := maven(t, data, "backup", backup); err == nil || !strings.Contains(out, "never overwrites") {
 		t.Fatalf("a second backup onto the first: %v %s", err, out)
 	}
+	if out, err := maven(t, data, "restore", backup); err == nil || !strings.Contains(out, "a daemon is running on "+data) {
+		t.Fatalf("restore while the daemon runs: %v %s", err, out)
+	}
 	d.stop(t)
 
-	// Restore into a new data directory, as the README says.
-	restored := filepath.Join(dir, "restored")
-	if err := os.Mkdir(restored, 0o700); err != nil {
+	// Restore over the database the backup was taken of, as the README says: the rows written
+	// after the backup go, the replaced database is kept beside it.
+	restored := data
+	if err := os.Chmod(restored, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(backup)
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(restored, "maven.db-shm"), []byte("stale"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(restored, "maven.db"), b, 0o600); err != nil {
-		t.Fatal(err)
+	if out, err := maven(t, restored, "restore", backup); err != nil || !strings.Contains(out, "restored "+backup) {
+		t.Fatalf("restore: %v %s", err, out)
 	}
+	checkRestoredFiles(t, restored)
 	d2 := startDaemon(t, restored)
 	if h := healthz(t, d2); h != daemonLocked {
 		t.Fatalf("the restored daemon boots %s", h)
@@ -134,6 +141,26 @@ func TestBackupWhileWritingRestores(t *testing.T) {
 	d2.stop(t)
 
 	checkRestored(t, restored, code, len(rows))
+}
+
+// checkRestoredFiles: the data directory is 0700, the database 0600, without the WAL and
+// shared memory of the database it replaced, which is kept beside it.
+func checkRestoredFiles(t *testing.T, data string) {
+	t.Helper()
+	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory: %v %v", err, fi.Mode())
+	}
+	if fi, err := os.Stat(filepath.Join(data, "maven.db")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("database: %v %v", err, fi.Mode())
+	}
+	for _, stale := range []string{"maven.db-wal", "maven.db-shm"} {
+		if _, err := os.Stat(filepath.Join(data, stale)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there: %v", stale, err)
+		}
+	}
+	if kept, _ := filepath.Glob(filepath.Join(data, "maven.db.replaced-*")); len(kept) != 1 {
+		t.Errorf("the replaced database is not kept: %v", kept)
+	}
 }
 
 // checkRestored opens a restored database while no daemon runs: every tool has its event, the
@@ -166,5 +193,29 @@ func checkRestored(t *testing.T, data, code string, tools int) {
 	value, err := v.Get(ctx, "tok")
 	if err != nil || string(value) != "the-sealed-value" {
 		t.Fatalf("the sealed secret: %q %v", value, err)
+	}
+}
+
+// TestRestoreRefusesWhatIsNotABackup: a file that is not an SQLite database is refused, and
+// the database stays as it was.
+func TestRestoreRefusesWhatIsNotABackup(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(data, "maven.db")
+	notes := filepath.Join(dir, "notes.txt")
+	for path, text := range map[string]string{db: "SQLite format 3\x00the current one", notes: "not a database"} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errb, code := runMaven(t, []string{"HOME=" + dir}, "restore", notes, "--data", data)
+	if code != 1 || !strings.Contains(errb, notes+" is not an SQLite database") {
+		t.Errorf("exit %d: %s", code, errb)
+	}
+	if b, err := os.ReadFile(db); err != nil || string(b) != "SQLite format 3\x00the current one" {
+		t.Errorf("the database changed: %q %v", b, err)
 	}
 }

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"maven/app/allowlist"
 	"maven/app/ipc"
 	"maven/app/reveal"
 )
@@ -53,12 +56,23 @@ func (f clientFlags) call(ctx context.Context, method string, params, result any
 	defer cancel()
 	sock := filepath.Join(f.dataDir, "maven.sock")
 	err := ipc.Call(ctx, sock, method, params, result)
-	if errors.Is(err, ipc.ErrNotRunning) {
+	var refused *ipc.Error
+	switch {
+	case errors.Is(err, ipc.ErrNotRunning):
 		return fmt.Errorf("%w with data directory %s (no socket at %s): start one with 'maven serve', or pass --data DIR (or set MAVEN_DATA) if yours keeps its data elsewhere",
 			ipc.ErrNotRunning, f.dataDir, sock)
+	case errors.As(err, &refused):
+		return daemonError{refused}
 	}
 	return err
 }
+
+// daemonError is the daemon's refusal as a person reads it: its message alone, without the
+// JSON-RPC code (which scripts still find with errors.As).
+type daemonError struct{ refused *ipc.Error }
+
+func (e daemonError) Error() string { return e.refused.Message }
+func (e daemonError) Unwrap() error { return e.refused }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -67,16 +81,24 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func cliTools(ctx context.Context, in *invocation, args []string) error {
-	f, rest, _, err := in.parseClient("tools", args, true)
+	fs, f := in.newClientFlags("tools", true)
+	state := fs.String("state", "", "only rows in this state: "+strings.Join(stateNames(), ", "))
+	rest, _, err := in.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
+	if f.dataDir, err = absDataDir(f.dataDir); err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 0:
 		return usagef("tools", "tools takes no arguments")
+	case *state != "" && !slices.Contains(stateNames(), *state):
+		return usagef("tools", "--state is one of %s, not %q%s", strings.Join(stateNames(), ", "), *state, didYouMean(*state, stateNames()))
 	}
 	stdout := in.stdout
 	var rows []toolResult
-	if err := f.call(ctx, "tools", nil, &rows); err != nil {
+	if err := f.call(ctx, "tools", toolsParams{State: *state}, &rows); err != nil {
 		return err
 	}
 	if f.json {
@@ -104,7 +126,7 @@ func cliPropose(ctx context.Context, in *invocation, args []string) error {
 		return usagef("propose", "usage: maven propose NAME -- ARGV... (the command line after --, run without a shell)")
 	}
 	stdout := in.stdout
-	var row toolResult
+	var row proposeResult
 	if err := f.call(ctx, "propose_tool", proposeParams{Name: rest[0], Argv: rest[1:]}, &row); err != nil {
 		return err
 	}
@@ -112,6 +134,9 @@ func cliPropose(ctx context.Context, in *invocation, args []string) error {
 		return writeJSON(stdout, row)
 	}
 	fmt.Fprintf(stdout, "tool %d %q is %s; enable it on the /tools page\n", row.ID, reveal.OneLine(row.Name), row.State)
+	for _, w := range row.Warnings {
+		fmt.Fprintf(in.stderr, "warning: %s\n", reveal.OneLine(w))
+	}
 	return nil
 }
 
@@ -132,7 +157,7 @@ func cliSetupLink(ctx context.Context, in *invocation, args []string) error {
 		return writeJSON(stdout, link)
 	}
 	fmt.Fprintf(stdout, "Open this link to register a passkey. It works once, until %s:\n\n  %s\n",
-		link.ExpiresAt.Local().Format(time.Kitchen), link.URL)
+		link.ExpiresAt.Local().Format("15:04"), link.URL)
 	return nil
 }
 
@@ -168,4 +193,13 @@ func rotateToken(ctx context.Context, in *invocation, name string, args []string
 	fmt.Fprintln(in.stdout, res.Token)
 	fmt.Fprintln(in.stderr, "This is the only time the token is shown. "+how)
 	return nil
+}
+
+// stateNames are the allowlist states, as --state names them.
+func stateNames() []string {
+	var out []string
+	for _, st := range allowlist.States() {
+		out = append(out, string(st))
+	}
+	return out
 }

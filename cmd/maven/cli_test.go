@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -124,6 +125,12 @@ func TestExitStatusAndSuggestions(t *testing.T) {
 		{[]string{"status"}, 1, "maven daemon is not running with data directory " + nowhere + " (no socket at " + nowhere + "/maven.sock): start one with 'maven serve', or pass --data DIR"},
 		{[]string{"version"}, 0, ""},
 		{[]string{"--version"}, 0, ""},
+		{[]string{"-v"}, 0, ""},
+		{[]string{"events", "--since", "3x"}, 2, `"3x" is not a duration such as 30m, 2h, 1d or 1w`},
+		{[]string{"events", "--since", "0"}, 2, "--since needs a positive duration"},
+		{[]string{"events", "--outcome", "nomatch"}, 2, `--outcome is one of ran, confirm, cancelled, refused, needs_args, no_match, locked, error, help, ask, not "nomatch" (did you mean no_match?)`},
+		{[]string{"tools", "--state", "enabeld"}, 2, `--state is one of proposed, enabled, disabled, withdrawn, not "enabeld" (did you mean enabled?)`},
+		{[]string{"restore"}, 2, "usage: maven restore FILE"},
 	}
 	for _, tt := range tests {
 		_, errb, code := runMaven(t, env, tt.args...)
@@ -279,5 +286,51 @@ func stopProcess(t *testing.T, cmd *exec.Cmd) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+// TestCLIAgainstADaemon: what a person reads from the client commands. The daemon's refusals
+// are its message alone (no "JSON-RPC error -32602"), --since takes days and weeks, --state
+// keeps the rows in that state, `maven -v` is `maven version`, and times are on a 24-hour clock.
+func TestCLIAgainstADaemon(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	startDaemon(t, data)
+	env := []string{"HOME=" + t.TempDir()}
+	if _, errb, code := runMaven(t, env, "propose", "two words", "--data", data, "--", "/bin/echo"); code != 1 ||
+		strings.Contains(errb, "JSON-RPC") || !strings.Contains(errb, `maven: invalid tool: name "two words" may only hold letters`) {
+		t.Errorf("a refused proposal: exit %d, %q", code, errb)
+	}
+	if out, errb, code := runMaven(t, env, "propose", "hello", "--data", data, "--", "/bin/echo", "hi"); code != 0 {
+		t.Fatalf("propose: %d %s%s", code, out, errb)
+	}
+	// A command that can never run is proposed, with a warning that says what to write.
+	if out, errb, code := runMaven(t, env, "propose", "up", "--data", data, "--", "uptime -p"); code != 0 ||
+		!strings.Contains(errb, `warning: the command is one program, run without a shell, and "uptime -p" is not one: give the program and its arguments apart: maven propose up -- uptime -p`) {
+		t.Errorf("propose a command line in one string: exit %d, %s%s", code, out, errb)
+	}
+	if out, _, code := runMaven(t, env, "propose", "build", "--json", "--data", data, "--", "./build.sh"); code != 0 ||
+		!strings.Contains(out, `"warnings": [`) || !strings.Contains(out, `relative to the daemon's working directory`) {
+		t.Errorf("propose --json a relative path: exit %d, %s", code, out)
+	}
+	for state, want := range map[string]bool{"proposed": true, "enabled": false} {
+		out, errb, code := runMaven(t, env, "tools", "--state", state, "--data", data)
+		if code != 0 || strings.Contains(out, "hello") != want {
+			t.Errorf("tools --state %s: exit %d, %s%s", state, code, out, errb)
+		}
+	}
+	for _, since := range []string{"1d", "1w", "1d12h", "90m"} {
+		out, errb, code := runMaven(t, env, "events", "--since", since, "--data", data)
+		if code != 0 || !strings.Contains(out, "hello") {
+			t.Errorf("events --since %s: exit %d, %s%s", since, code, out, errb)
+		}
+	}
+	v, errb, code := runMaven(t, env, "-v", "--data", data)
+	long, _, _ := runMaven(t, env, "version", "--data", data)
+	if code != 0 || v != long || !strings.HasPrefix(v, "maven "+version+" ") {
+		t.Errorf("maven -v: exit %d, %q%s; maven version says %q", code, v, errb, long)
+	}
+	out, _, _ := runMaven(t, env, "setup-link", "--data", data)
+	if !regexp.MustCompile(`until ([01]\d|2[0-3]):[0-5]\d:`).MatchString(out) {
+		t.Errorf("setup-link's time is not on a 24-hour clock:\n%s", out)
 	}
 }

@@ -26,7 +26,7 @@ func commands() []command {
 		{"serve", "[--config FILE] [--data DIR] [--listen ADDR] [--log-format text|json] [--log-level LEVEL]", "run the daemon", serve},
 		{"status", "[--json] [--data DIR]", "the daemon's version, lock state, tools, servers that need you, config problems", cliStatus},
 		{"reload", "[--json] [--data DIR]", "read the config again and apply it (as SIGHUP does); print what changed", cliReload},
-		{"tools", "[--json] [--data DIR]", "the act allowlist", cliTools},
+		{"tools", "[--json] [--state STATE] [--data DIR]", "the act allowlist", cliTools},
 		{"propose", "NAME [--json] [--data DIR] -- ARGV...", "propose a local command; it runs only once enabled on /tools", cliPropose},
 		{"mcp-servers", "[--json] [--data DIR]", "MCP servers: state, trust, last error", cliMCPServers},
 		{"secret", "set NAME | list [--json] [--data DIR]", "seal a secret read from stdin (while unlocked), or list the secrets and who uses them", cliSecret},
@@ -36,6 +36,7 @@ func commands() []command {
 		{"metrics-token", "--rotate [--data DIR]", "a new bearer token for GET /metrics (shown once)", cliMetricsToken},
 		{"events", "[--json] [--since DURATION] [--limit N] [--outcome OUTCOME] [--tool NAME] [--data DIR]", "what voice and the owner did, newest last", cliEvents},
 		{"backup", "FILE [--data DIR]", "a consistent copy of the database, made while the daemon runs", cliBackup},
+		{"restore", "FILE [--data DIR]", "put a backup in place of the database, while no daemon runs on it", cliRestore},
 		{"version", "[--json] [--data DIR]", "this binary's version and commit, and the daemon's", cliVersion},
 		{"help", "[COMMAND]", "this text, or a command's flags", cliHelp},
 	}
@@ -159,7 +160,7 @@ func dispatch(ctx context.Context, in *invocation, args []string) error {
 	switch name {
 	case "-h", "--help":
 		name = "help"
-	case "--version":
+	case "--version", "-v":
 		name = "version"
 	}
 	if c := findCommand(name); c != nil {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"maven/app/activity"
@@ -16,6 +19,7 @@ import (
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/reveal"
 	"maven/app/vault"
 )
 
@@ -90,8 +94,25 @@ func toToolResult(t allowlist.Tool) toolResult {
 	return r
 }
 
-func (d *daemon) ipcTools(ctx context.Context, _ json.RawMessage) (any, error) {
-	rows, err := d.tools.List(ctx, allowlist.Filter{})
+// toolsParams are the `tools` IPC params; State, if set, keeps the rows in that state.
+type toolsParams struct {
+	State string `json:"state,omitempty"`
+}
+
+func (d *daemon) ipcTools(ctx context.Context, params json.RawMessage) (any, error) {
+	var p toolsParams
+	if err := ipc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	var filter allowlist.Filter
+	if p.State != "" {
+		st := allowlist.State(p.State)
+		if !slices.Contains(allowlist.States(), st) {
+			return nil, &ipc.Error{Code: ipc.InvalidParams, Message: fmt.Sprintf("state is one of %s, not %q", strings.Join(stateNames(), ", "), p.State)}
+		}
+		filter.States = []allowlist.State{st}
+	}
+	rows, err := d.tools.List(ctx, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +144,22 @@ func (d *daemon) ipcProposeTool(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	return toToolResult(t), nil
+	res := proposeResult{toolResult: toToolResult(t)}
+	if msg, better := config.CommandProblem(p.Argv[0], p.Argv[1:], "", d.reload.getenv("PATH")); msg != "" {
+		if len(better) > 0 {
+			msg += ": maven propose " + t.Name + " -- " + reveal.CommandLine(better)
+		}
+		res.Warnings = []string{msg}
+	}
+	return res, nil
+}
+
+// proposeResult is the `propose_tool` IPC result: the row, and why its command can never run
+// as written, if it cannot (config.CommandProblem). It is proposed all the same: the program may
+// be installed later.
+type proposeResult struct {
+	toolResult
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // setupLinkResult is the `setup_link` IPC result.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +15,8 @@ import (
 	"maven/app/activity"
 	"maven/app/ipc"
 	"maven/app/reveal"
+	"maven/app/voice"
+	"maven/internal/suggest"
 )
 
 // eventsParams are the `events` IPC params; every field is optional.
@@ -32,6 +36,10 @@ func (d *daemon) ipcEvents(ctx context.Context, params json.RawMessage) (any, er
 	if err := ipc.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
+	if p.Outcome != "" && !knownOutcome(p.Outcome) {
+		return nil, &ipc.Error{Code: ipc.InvalidParams, Message: fmt.Sprintf("outcome is one of %s, not %q%s",
+			strings.Join(outcomeNames(), ", "), p.Outcome, didYouMean(p.Outcome, outcomeNames()))}
+	}
 	page, err := d.events.Query(ctx, activity.Filter{Since: p.Since, Until: p.Until, Limit: p.Limit,
 		Before: p.Before, Outcome: p.Outcome, Tool: p.Tool, Action: p.Action})
 	if errors.Is(err, activity.ErrBadFilter) {
@@ -49,7 +57,8 @@ func (d *daemon) ipcEvents(ctx context.Context, params json.RawMessage) (any, er
 // cliEvents is `maven events [--json] [--since DURATION] [--limit N] [--outcome O] [--tool T]`.
 func cliEvents(ctx context.Context, in *invocation, args []string) error {
 	fs, f := in.newClientFlags("events", true)
-	since := fs.Duration("since", 0, "only events of the last DURATION, such as 1h or 30m")
+	var since sinceFlag
+	fs.Var(&since, "since", "only events of the last DURATION, such as 30m, 2h, 1d or 1w")
 	limit := fs.Int("limit", activity.DefaultLimit, fmt.Sprintf("the most events shown (at most %d)", activity.MaxLimit))
 	outcome := fs.String("outcome", "", "only voice turns with this outcome, such as no_match")
 	tool := fs.String("tool", "", "only events of the tool with this name")
@@ -63,15 +72,16 @@ func cliEvents(ctx context.Context, in *invocation, args []string) error {
 	switch {
 	case len(rest) > 0:
 		return usagef("events", "events takes no arguments")
-	case *since < 0:
-		return usagef("events", "--since needs a positive duration")
 	case *limit < 1 || *limit > activity.MaxLimit:
 		return usagef("events", "--limit needs a number from 1 to %d", activity.MaxLimit)
+	case *outcome != "" && !knownOutcome(*outcome):
+		return usagef("events", "--outcome is one of %s, not %q%s", strings.Join(outcomeNames(), ", "), *outcome,
+			didYouMean(*outcome, outcomeNames()))
 	}
 	stdout := in.stdout
 	p := eventsParams{Limit: *limit, Outcome: *outcome, Tool: *tool}
-	if *since > 0 {
-		p.Since = time.Now().Add(-*since).UTC()
+	if since > 0 {
+		p.Since = time.Now().Add(-time.Duration(since)).UTC()
 	}
 	var entries []activity.Entry
 	if err := f.call(ctx, "events", p, &entries); err != nil {
@@ -127,4 +137,71 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// outcomeNames are the voice outcomes --outcome may name.
+func outcomeNames() []string {
+	var out []string
+	for _, o := range voice.Outcomes() {
+		out = append(out, string(o))
+	}
+	return out
+}
+
+func knownOutcome(o string) bool { return slices.Contains(outcomeNames(), o) }
+
+// didYouMean is " (did you mean X?)" for the candidate s was most likely meant to be, or "".
+func didYouMean(s string, candidates []string) string {
+	if c := suggest.Closest(s, candidates); c != "" {
+		return fmt.Sprintf(" (did you mean %s?)", c)
+	}
+	return ""
+}
+
+// sinceFlag is a duration back from now: time.ParseDuration's units, and days (d) and weeks (w)
+// before them, such as 1w, 3d or 1d12h.
+type sinceFlag time.Duration
+
+func (f *sinceFlag) String() string { return time.Duration(*f).String() }
+
+func (f *sinceFlag) Set(s string) error {
+	d, err := parseSince(s)
+	if err != nil {
+		return err
+	}
+	*f = sinceFlag(d)
+	return nil
+}
+
+// parseSince reads a positive duration that may begin with weeks and days.
+func parseSince(s string) (time.Duration, error) {
+	bad := fmt.Errorf("%q is not a duration such as 30m, 2h, 1d or 1w", s)
+	var d time.Duration
+	rest := s
+	for _, unit := range []struct {
+		suffix string
+		length time.Duration
+	}{{"w", 7 * 24 * time.Hour}, {"d", 24 * time.Hour}} {
+		i := strings.Index(rest, unit.suffix)
+		if i < 0 {
+			continue
+		}
+		n, err := strconv.Atoi(rest[:i])
+		if err != nil || n < 0 || n > 1000 {
+			return 0, bad
+		}
+		d += time.Duration(n) * unit.length
+		rest = rest[i+1:]
+	}
+	if rest != "" {
+		more, err := time.ParseDuration(rest)
+		if err != nil {
+			return 0, bad
+		}
+		d += more
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: --since needs a positive duration", s)
+	}
+	return d, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -258,5 +259,37 @@ func TestConfigToolsProposedAndWithdrawn(t *testing.T) {
 	}
 	if states["uptime"] != "proposed:proposed from the config file" || states["date"] != "withdrawn:removed from config" {
 		t.Fatalf("%v", states)
+	}
+}
+
+// TestProposeCannotRenameAnEnabledTool: over IPC, proposing an enabled command under a new name,
+// or its name with another command, is error -32602 naming the row, and the row keeps the name
+// and command the owner enabled (docs/design.md#rule-2).
+func TestProposeCannotRenameAnEnabledTool(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, data)
+	if out, err := maven(t, data, "propose", "hello", "--", "/bin/echo", "hi"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	hello := toolsJSON(t, data)[0]
+	d.stop(t)
+	enableOffline(t, data, hello.ID)
+	startDaemon(t, data)
+
+	sock := filepath.Join(data, "maven.sock")
+	for _, p := range []proposeParams{
+		{Name: "reboot_router", Argv: []string{"/bin/echo", "hi"}},
+		{Name: "hello", Argv: []string{"/sbin/reboot"}},
+	} {
+		var rpcErr *ipc.Error
+		err := ipc.Call(context.Background(), sock, "propose_tool", p, nil)
+		if !errors.As(err, &rpcErr) || rpcErr.Code != ipc.InvalidParams || !strings.Contains(rpcErr.Message, `"hello"`) ||
+			!strings.Contains(rpcErr.Message, strconv.FormatInt(hello.ID, 10)) {
+			t.Errorf("propose_tool %+v: %v, want error %d naming tool %d %q", p, err, ipc.InvalidParams, hello.ID, "hello")
+		}
+	}
+	rows := toolsJSON(t, data)
+	if len(rows) != 1 || rows[0].Name != "hello" || rows[0].State != "enabled" || strings.Join(rows[0].Cmd, " ") != "/bin/echo hi" {
+		t.Fatalf("rows after the refused proposals: %+v", rows)
 	}
 }

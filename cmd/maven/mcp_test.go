@@ -60,15 +60,17 @@ func (l *loopbackServer) stop() {
 
 // serverStatus is one entry of `maven mcp-servers --json`.
 type serverStatus struct {
-	Name      string    `json:"name"`
-	Transport string    `json:"transport"`
-	Target    string    `json:"target"`
-	State     string    `json:"state"`
-	Trust     string    `json:"trust"`
-	TrustText string    `json:"trust_text"`
-	LastError string    `json:"last_error"`
-	Since     time.Time `json:"since"`
-	Tools     int       `json:"tools"`
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Target    string `json:"target"`
+	State     string `json:"state"`
+	Trust     string `json:"trust"`
+	TrustText string `json:"trust_text"`
+	LastError string `json:"last_error"`
+	// LastStderr is the last lines on stderr of a stdio server that exited.
+	LastStderr string    `json:"last_stderr"`
+	Since      time.Time `json:"since"`
+	Tools      int       `json:"tools"`
 }
 
 func mcpServers(t *testing.T, data string) map[string]serverStatus {
@@ -288,5 +290,40 @@ func TestNewStdioServerWaitsForApproval(t *testing.T) {
 	})
 	if s := mcpServers(t, data)["toucher"]; s.State == "awaiting-approval" {
 		t.Fatalf("still waiting for approval: %+v", s)
+	}
+}
+
+// TestMCPServersShowsWhyAServerDied: a stdio server that says why on stderr and exits 1 shows
+// its exit status and those lines in `maven mcp-servers` and in its --json (last_stderr), its
+// key masked, rather than the sdk's "client is closing: EOF".
+func TestMCPServersShowsWhyAServerDied(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	script := filepath.Join(dir, "brave-search")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"key: $BRAVE_API_KEY\" >&2\necho 'BRAVE_API_KEY is not a valid key' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "maven.json")
+	c := fmt.Sprintf(`{"mcpServers": {"brave": {"command": %q, "env": {"BRAVE_API_KEY": "BSA-literal-key"}}}}`, script)
+	if err := os.WriteFile(cfg, []byte(c), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	daemontest.ApproveCommandLines(t, data, cfg)
+	startDaemon(t, data, "--config", cfg)
+
+	var st serverStatus
+	waitFor(t, 15*time.Second, func() bool {
+		st = mcpServers(t, data)["brave"]
+		return st.LastStderr != ""
+	})
+	if st.LastError != "exited with status 3: BRAVE_API_KEY is not a valid key" || st.LastStderr != "key: ***\nBRAVE_API_KEY is not a valid key" {
+		t.Errorf("last error %q, last stderr %q", st.LastError, st.LastStderr)
+	}
+	out, err := maven(t, data, "mcp-servers")
+	if err != nil || !strings.Contains(out, "  last error: exited with status 3: BRAVE_API_KEY is not a valid key\n  its last lines on stderr:\n    key: ***\n    BRAVE_API_KEY is not a valid key\n") {
+		t.Errorf("mcp-servers: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "BSA-literal-key") {
+		t.Errorf("mcp-servers shows the key:\n%s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -53,6 +54,12 @@ func cliMCPServers(ctx context.Context, in *invocation, args []string) error {
 		fmt.Fprintf(stdout, "\n%s: %s", reveal.OneLine(s.Name), s.TrustText)
 		if s.LastError != "" {
 			fmt.Fprintf(stdout, "\n  last error: %s", reveal.OneLine(s.LastError))
+		}
+		if s.LastStderr != "" {
+			fmt.Fprintf(stdout, "\n  its last lines on stderr:")
+			for line := range strings.SplitSeq(s.LastStderr, "\n") {
+				fmt.Fprintf(stdout, "\n    %s", reveal.OneLine(line))
+			}
 		}
 	}
 	fmt.Fprintln(stdout)

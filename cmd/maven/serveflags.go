@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 )
 
@@ -22,7 +23,7 @@ func (in *invocation) parseServeFlags(args []string) (serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var f serveFlags
 	level := envOr(getenv, "MAVEN_LOG_LEVEL", "info")
-	fs.StringVar(&f.configPath, "config", getenv("MAVEN_CONFIG"), "config file (default maven.json in the working directory, if it exists; env MAVEN_CONFIG)")
+	fs.StringVar(&f.configPath, "config", getenv("MAVEN_CONFIG"), "config file (default maven.json in $CONFIGURATION_DIRECTORY under systemd, else in the working directory, if it exists; env MAVEN_CONFIG)")
 	fs.StringVar(&f.dataDir, "data", defaultDataDir(getenv), "data directory (env MAVEN_DATA; STATE_DIRECTORY under systemd)")
 	fs.StringVar(&f.listen, "listen", getenv("MAVEN_LISTEN"), "listen address, default from the config or 127.0.0.1:8080 (env MAVEN_LISTEN)")
 	fs.StringVar(&f.logFormat, "log-format", envOr(getenv, "MAVEN_LOG_FORMAT", "text"), "log as text (key=value) or json, one object a line (env MAVEN_LOG_FORMAT)")
@@ -45,9 +46,22 @@ func (in *invocation) parseServeFlags(args []string) (serveFlags, error) {
 	}
 	f.configExplicit = f.configPath != ""
 	if !f.configExplicit {
-		f.configPath = "maven.json"
+		f.configPath = defaultConfigPath(getenv)
 	}
 	return f, nil
+}
+
+// defaultConfigPath is the config file read when neither --config nor MAVEN_CONFIG names one,
+// and only if it exists: maven.json in the configuration directory systemd made for the
+// service (ConfigurationDirectory=), else in the working directory. A file named explicitly
+// must exist; this one need not, so the unit starts on the defaults until the owner writes it.
+func defaultConfigPath(getenv func(string) string) string {
+	if dirs := getenv("CONFIGURATION_DIRECTORY"); dirs != "" {
+		// One path per ConfigurationDirectory=, separated by colons; Maven's is the first.
+		dir, _, _ := strings.Cut(dirs, ":")
+		return filepath.Join(dir, "maven.json")
+	}
+	return "maven.json"
 }
 
 // newLogger logs to w in format ("text" or "json") from level up.

@@ -58,7 +58,8 @@ func TestStatusReportsWhatNeedsTheOwner(t *testing.T) {
 	if f := failed["far"]; f.State != "backoff" || f.Reason == "" || len(failed) != 2 {
 		t.Errorf("the server waiting to retry: %+v (all: %+v)", f, st.FailedServers)
 	}
-	if len(st.ConfigProblems) != 1 || st.ConfigProblems[0].Key != "mcpServers.far.timeout" {
+	// The missing command is said at read time too (config.CommandProblem).
+	if len(st.ConfigProblems) != 2 || st.ConfigProblems[0].Key != "mcpServers.broken.command" || st.ConfigProblems[1].Key != "mcpServers.far.timeout" {
 		t.Errorf("config_problems: %+v", st.ConfigProblems)
 	}
 	r := st.ConfigRefused

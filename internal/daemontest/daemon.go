@@ -28,12 +28,13 @@ type Daemon struct {
 	waitErr error         // what Wait returned; read after exited is closed
 }
 
-var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+// listeningRE finds the address in the daemon's "listening" line, logged as text or as JSON.
+var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)|"msg":"listening","addr":"([^"]+)"`)
 
 // ListenAddr is the address a daemon's log says it listens on, or "" before it says so.
 func ListenAddr(log string) string {
 	if m := listeningRE.FindStringSubmatch(log); m != nil {
-		return m[1]
+		return m[1] + m[2]
 	}
 	return ""
 }
