@@ -21,7 +21,14 @@ type Reach struct {
 	Origin      string // the first configured origin
 	LocalOnly   bool   // every origin is on localhost: only this machine, or a tunnel, reaches it
 	Tunnel      string // "ssh -L 8080:localhost:8080 you@HOST"
-	TunnelHost  string // HOST in Tunnel, as the browser named this machine ("" when not known)
+	// TunnelHost is HOST in Tunnel, as the browser named this machine: only a host name or an
+	// IP address, never anything else the Host header held ("" when not known).
+	TunnelHost string
+	// TunnelPort is the port of localhost the browser asked at when the origins are on
+	// localhost at other ports: a tunnel whose two ends differ. TunnelOrigin is the origin that
+	// port would need. "" otherwise.
+	TunnelPort   string
+	TunnelOrigin string
 }
 
 // Segment is a run of text, or one hidden character spelled out as its code point.
@@ -365,7 +372,10 @@ type ErrorPage struct {
 // how to get there from where the owner is.
 type WrongHostPage struct {
 	Page
-	Host  string // the address asked for
+	Host string // the address asked for
+	// Path is the path and query asked for: the links to the origins keep it (a setup link's
+	// token with it).
+	Path  string
 	Reach Reach
 }
 
