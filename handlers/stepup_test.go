@@ -431,6 +431,43 @@ func TestCrossOriginPostIsRefused(t *testing.T) {
 	mustOK(t, "same-origin enable", b.enable(tool))
 }
 
+// TestOriginOfTheOtherSchemeIsRefused: an Origin naming Maven's host by the other scheme
+// (https://host when Maven is http://host, and the other way round) is another origin, refused
+// on an unsafe method whatever Fetch Metadata says; net/http's check alone compares only the
+// host when a browser sends none. The configured origin goes through, and so does a browser's
+// "null" (its own POSTs under Referrer-Policy no-referrer) with Fetch Metadata.
+func TestOriginOfTheOtherSchemeIsRefused(t *testing.T) {
+	for _, tt := range []struct{ configured, other string }{
+		{"http://" + testHost, "https://" + testHost},
+		{"https://" + testHost, "http://" + testHost},
+	} {
+		f := newFixture(t)
+		f.origins = []string{tt.configured}
+		f.tls = strings.HasPrefix(tt.configured, "https:")
+		f.boot()
+		b := f.browser()
+		for _, site := range []string{"", "same-origin", "same-site", "cross-site", "none"} {
+			h := http.Header{"Origin": {tt.other}}
+			if site != "" {
+				h.Set("Sec-Fetch-Site", site)
+			}
+			b.siteHeader = ""
+			if r := b.do(http.MethodPost, "/logout", nil, h); r.Code != http.StatusForbidden {
+				t.Errorf("Maven at %s, POST with Origin %s, Sec-Fetch-Site %q: %d, want 403", tt.configured, tt.other, site, r.Code)
+			}
+		}
+		for _, h := range []http.Header{
+			{"Origin": {tt.configured}},
+			{"Origin": {tt.configured}, "Sec-Fetch-Site": {"same-origin"}},
+			{"Origin": {"null"}, "Sec-Fetch-Site": {"same-origin"}},
+		} {
+			if r := b.do(http.MethodPost, "/logout", nil, h); r.Code != http.StatusSeeOther {
+				t.Errorf("Maven at %s, POST with %v: %d, want 303", tt.configured, h, r.Code)
+			}
+		}
+	}
+}
+
 func TestStepUpBeginRefusesWhatCannotBeApproved(t *testing.T) {
 	f := newFixture(t)
 	b := f.signUp(authtest.New(testOrigin))
