@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -533,6 +534,9 @@ func TestBatchStepUpNamesEveryItem(t *testing.T) {
 	}
 }
 
+// TestCeremonyOriginMustBeConfigured: a ceremony begun with an Origin that is not configured,
+// though the browser calls it same-origin, is refused before it begins: by the cross-origin
+// check, which wants a configured Origin, and behind it by auth's own check of the origin.
 func TestCeremonyOriginMustBeConfigured(t *testing.T) {
 	f := newFixture(t)
 	b := f.browser()
@@ -541,8 +545,11 @@ func TestCeremonyOriginMustBeConfigured(t *testing.T) {
 	req := b.do(http.MethodPost, "/login/begin", strings.NewReader("{}"), http.Header{
 		"Content-Type": {"application/json"}, "Sec-Fetch-Site": {"same-origin"},
 	})
-	if req.Code != http.StatusBadRequest {
+	if req.Code != http.StatusForbidden || strings.Contains(req.Body.String(), "publicKey") {
 		t.Fatalf("begin from an unconfigured origin: %d %s", req.Code, req.Body.String())
+	}
+	if _, err := f.auth.BeginLogin(t.Context(), "sid", "http://localhost:9999"); !errors.Is(err, auth.ErrBadOrigin) {
+		t.Fatalf("auth began a sign-in for an unconfigured origin: %v", err)
 	}
 }
 
