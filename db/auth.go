@@ -234,5 +234,22 @@ func (s *AuthStore) UseSetupLink(ctx context.Context, hash []byte, now time.Time
 	return affectedOne(res, err, auth.ErrSetupLinkInvalid)
 }
 
+// browserKeySetting is the settings key of the key that signs browser markers.
+const browserKeySetting = "browser_marker_key"
+
+// BrowserKey implements auth.Store. The insert keeps a key already stored, so two first uses
+// at once agree on one.
+func (s *AuthStore) BrowserKey(ctx context.Context, fresh string) (string, error) {
+	r := settingRow{Key: browserKeySetting, Value: fresh, UpdatedAt: formatTime(time.Now())}
+	if _, err := s.db.NewInsert().Model(&r).On("CONFLICT (key) DO NOTHING").Exec(ctx); err != nil {
+		return "", fmt.Errorf("store the browser marker key: %w", err)
+	}
+	var stored settingRow
+	if err := s.db.NewSelect().Model(&stored).Where("key = ?", browserKeySetting).Scan(ctx); err != nil {
+		return "", fmt.Errorf("read the browser marker key: %w", err)
+	}
+	return stored.Value, nil
+}
+
 // Compile-time check that AuthStore is what auth needs.
 var _ auth.Store = (*AuthStore)(nil)

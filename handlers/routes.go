@@ -173,11 +173,12 @@ type server struct {
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
-	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
-	// source; recovery codes in total too.
-	ceremoniesBySource *sourceLimits
-	recoveryBySource   *sourceLimits
-	recoveryTotal      *rate.Limiter
+	// Budgets of anonymous requests: beginning a ceremony, per source or per known browser,
+	// and trying a recovery code, per source; recovery codes in total too.
+	ceremoniesBySource  *sourceLimits
+	ceremoniesByBrowser *limits[string]
+	recoveryBySource    *sourceLimits
+	recoveryTotal       *rate.Limiter
 }
 
 // Routes returns the whole URL surface of the daemon:
@@ -192,7 +193,8 @@ type server struct {
 //	            removing a passkey, setting or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
-// ceremony begins and recovery codes are rate-limited per source address. The connection of a
+// ceremony begins are rate-limited per source address, or per browser a passkey proved the
+// owner in before; recovery codes per source address. The connection of a
 // request that carries key material (a recovery code, PRF output) closes once it is answered.
 // It is long on purpose (docs/style.md#sizes): the whole attack surface reads on one screen.
 func Routes(d Deps) (http.Handler, error) {
@@ -218,8 +220,9 @@ func Routes(d Deps) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.ceremoniesBySource = newSourceLimits(ceremonyBudget, maxSources, s.now)
-	s.recoveryBySource = newSourceLimits(recoveryBudget, maxSources, s.now)
+	s.ceremoniesBySource = newLimits[netip.Prefix](ceremonyBudget, maxSources, s.now)
+	s.ceremoniesByBrowser = newLimits[string](ceremonyBudget, maxSources, s.now)
+	s.recoveryBySource = newLimits[netip.Prefix](recoveryBudget, maxSources, s.now)
 	s.recoveryTotal = recoveryTotal.limiter()
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
@@ -261,7 +264,7 @@ func Routes(d Deps) (http.Handler, error) {
 
 		// Reachable while locked: unlocking (which also signs the owner in), registering a
 		// passkey through a setup link (how a lost passkey is replaced), signing out, locking.
-		anonymous := s.limitBySource(s.ceremoniesBySource)
+		anonymous := s.limitCeremonies
 		r.Get("/unlock", s.handle(s.unlockPage))
 		r.With(anonymous).Post("/unlock/begin", s.handle(s.unlockBeginPost))
 		r.With(carriesKeys).Post("/unlock/finish", s.handle(s.unlockFinishPost))

@@ -135,7 +135,7 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 	// Each source has its own budget of attempts, and all of them share one that bounds the
 	// Argon2id work: a stranger guessing codes slows down only themselves, and can never push
 	// the owner into a back-off.
-	err := s.recoveryBySource.take(r)
+	err := s.recoveryBySource.take(sourceOf(r))
 	if err == nil {
 		err = take(s.recoveryTotal, s.now())
 	}

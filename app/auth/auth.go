@@ -93,6 +93,8 @@ type Service struct {
 	pending map[pendingKey]ceremony
 	grants  map[string][]grant   // by session id
 	setups  map[string]time.Time // session id → until when its redeemed setup link lets it register
+	// markerKey signs browser markers (see RememberBrowser); nil until first read from the store.
+	markerKey []byte
 }
 
 // New returns a Service over store. The WebAuthn relying party is built once here, with

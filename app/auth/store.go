@@ -72,6 +72,10 @@ type Store interface {
 	// UseSetupLink marks the link used, atomically; ErrSetupLinkInvalid if no unused,
 	// unexpired link has that hash.
 	UseSetupLink(ctx context.Context, hash []byte, now time.Time) error
+
+	// BrowserKey returns the key that signs browser markers, storing fresh as that key first
+	// if none is stored yet.
+	BrowserKey(ctx context.Context, fresh string) (string, error)
 }
 
 // Assertion is what a verified assertion changes on its passkey.

@@ -19,6 +19,7 @@ type Store struct {
 	passkeys []auth.Passkey
 	nextID   int64
 	links    map[[sha256.Size]byte]setupLink
+	key      string // signs browser markers
 }
 
 type setupLink struct {
@@ -155,4 +156,14 @@ func (s *Store) UseSetupLink(_ context.Context, hash []byte, now time.Time) erro
 
 func (s *Store) index(id int64) int {
 	return slices.IndexFunc(s.passkeys, func(p auth.Passkey) bool { return p.ID == id })
+}
+
+// BrowserKey implements auth.Store.
+func (s *Store) BrowserKey(_ context.Context, fresh string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key == "" {
+		s.key = fresh
+	}
+	return s.key, nil
 }
