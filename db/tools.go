@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -396,11 +395,7 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	if f.Query == "" {
 		return q
 	}
-	if utf8.RuneCountInString(f.Query) >= 3 {
-		// The index names the candidates (search.go).
-		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(f.Query))
-	}
-	return holdsQuery(q, f.Query)
+	return matchQuery(q, f.Query)
 }
 
 // stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of

@@ -36,3 +36,18 @@ func TestStateFiltersAndWhereARowWent(t *testing.T) {
 	check(t, tb.Expect.Locator(tb.Page.Locator(`#tool-list [data-state="proposed"]`)).ToHaveCount(0), "and nothing else")
 	waitTool(t, j.m, "tasks_list_tasks", "enabled")
 }
+
+// TestSearchTakesWordsInAnyOrder: typing "tasks list" in the search box finds list_tasks, as
+// voice would hear it, and not delete_task; the search is in the address.
+func TestSearchTakesWordsInAnyOrder(t *testing.T) {
+	t.Parallel()
+	j := startTaskJourney(t, "5m")
+	tb := j.tb
+	check(t, tb.Page.Locator("#tool-search").Fill("tasks list"), "type the words in another order")
+	check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexpOf(`/tools\?q=tasks(\+|%20)list`)), "the search is in the address")
+	check(t, tb.Expect.Locator(tb.Page.Locator("#tool-list [data-state]")).ToHaveCount(1), "one row")
+	check(t, tb.Expect.Locator(row(tb, j.list.ID)).ToBeVisible(), "list_tasks")
+	check(t, tb.Page.Locator("#tool-search").Fill("task delete"), "the start of a word")
+	check(t, tb.Expect.Locator(row(tb, j.del.ID)).ToBeVisible(), "delete_task")
+	check(t, tb.Expect.Locator(row(tb, j.list.ID)).ToHaveCount(0), "and not list_tasks")
+}
