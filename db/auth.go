@@ -209,10 +209,16 @@ func (s *AuthStore) DeletePasskey(ctx context.Context, id int64) error {
 // InsertSetupLink implements auth.Store.
 func (s *AuthStore) InsertSetupLink(ctx context.Context, hash []byte, created, expires time.Time) error {
 	r := setupLinkRow{TokenHash: hash, CreatedAt: formatTime(created), ExpiresAt: formatTime(expires)}
-	if _, err := s.db.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return fmt.Errorf("insert setup link: %w", err)
-	}
-	return nil
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*setupLinkRow)(nil)).Set("expires_at = ?", formatTime(created)).
+			Where("used_at IS NULL AND expires_at > ?", formatTime(created)).Exec(ctx); err != nil {
+			return fmt.Errorf("void earlier setup links: %w", err)
+		}
+		if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
+			return fmt.Errorf("insert setup link: %w", err)
+		}
+		return nil
+	})
 }
 
 // SetupLinkUsable implements auth.Store.

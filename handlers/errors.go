@@ -158,7 +158,7 @@ func passkeyProblem(err error) (problem, bool) {
 	case errors.Is(err, auth.ErrDuplicatePasskey):
 		return problem{http.StatusConflict, "This passkey is already registered.", info}, true
 	case errors.Is(err, auth.ErrSetupLinkInvalid):
-		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}, true
+		return problem{http.StatusBadRequest, "This setup link is unknown, already used, expired or replaced by a newer one. Run “maven setup-link” for a new one.", warn}, true
 	case errors.Is(err, auth.ErrNoCeremony):
 		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}, true
 	case errors.Is(err, auth.ErrCeremonyExpired):

@@ -269,6 +269,31 @@ func TestSetupLinkRetryInTheSameSession(t *testing.T) {
 	}
 }
 
+// TestNewSetupLinkVoidsTheEarlierOnes: a new setup link voids every earlier one, one not yet
+// used and one a session used but has not registered with yet, in the database and in the
+// in-memory store alike.
+func TestNewSetupLinkVoidsTheEarlierOnes(t *testing.T) {
+	dbBacked, _ := newService(t)
+	inMemory := must(auth.New(authtest.NewStore(), auth.Config{RPID: "localhost", Origins: []string{origin}}))
+	for name, s := range map[string]*auth.Service{"db": dbBacked, "authtest": inMemory} {
+		ctx := context.Background()
+		unused := must(s.NewSetupLink(ctx))
+		redeemed := must(s.NewSetupLink(ctx))
+		must(s.BeginSetup(ctx, "s1", origin, redeemed.Token))
+		if err := s.CheckSetupToken(ctx, unused.Token); !errors.Is(err, auth.ErrSetupLinkInvalid) {
+			t.Errorf("%s: the first link still works after the second: %v", name, err)
+		}
+		fresh := must(s.NewSetupLink(ctx))
+		if _, err := s.BeginSetup(ctx, "s1", origin, ""); !errors.Is(err, auth.ErrSetupLinkInvalid) {
+			t.Errorf("%s: a session that used an earlier link may still register: %v", name, err)
+		}
+		if err := s.CheckSetupToken(ctx, fresh.Token); err != nil {
+			t.Errorf("%s: the newest link: %v", name, err)
+		}
+		must(s.BeginSetup(ctx, "s2", origin, fresh.Token))
+	}
+}
+
 func TestAddPasskeyNeedsItsOwnProof(t *testing.T) {
 	s, _ := newService(t)
 	a := authtest.New(origin)

@@ -16,7 +16,9 @@ type SetupLink struct {
 }
 
 // NewSetupLink issues a setup token valid for the configured TTL (15 minutes) and usable once.
-// Older links stay valid until they expire or are used.
+// It voids every earlier link: one not used yet stops working, and a session that used one and
+// has not registered yet may no longer register. An owner who asks for a new link because the
+// old one went astray leaves nothing of the old one behind.
 func (s *Service) NewSetupLink(ctx context.Context) (SetupLink, error) {
 	token := rand.Text() + rand.Text() // 2 × 26 base32 characters, 260 bits
 	now := s.now()
@@ -24,6 +26,9 @@ func (s *Service) NewSetupLink(ctx context.Context) (SetupLink, error) {
 	if err := s.store.InsertSetupLink(ctx, hashToken(token), now, link.ExpiresAt); err != nil {
 		return SetupLink{}, fmt.Errorf("store setup link: %w", err)
 	}
+	s.mu.Lock()
+	clear(s.setups)
+	s.mu.Unlock()
 	return link, nil
 }
 

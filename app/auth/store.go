@@ -65,7 +65,8 @@ type Store interface {
 	// only one; ErrPasskeyNotFound if no passkey has that id.
 	DeletePasskey(ctx context.Context, id int64) error
 
-	// InsertSetupLink stores the hash of a new setup token.
+	// InsertSetupLink stores the hash of a new setup token and, in the same transaction, voids
+	// every earlier link not used yet: it expires at created.
 	InsertSetupLink(ctx context.Context, hash []byte, created, expires time.Time) error
 	// SetupLinkUsable reports whether an unused, unexpired link has that hash.
 	SetupLinkUsable(ctx context.Context, hash []byte, now time.Time) (bool, error)

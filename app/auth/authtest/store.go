@@ -125,9 +125,15 @@ func (s *Store) DeletePasskey(_ context.Context, id int64) error {
 }
 
 // InsertSetupLink implements auth.Store.
-func (s *Store) InsertSetupLink(_ context.Context, hash []byte, _, expires time.Time) error {
+func (s *Store) InsertSetupLink(_ context.Context, hash []byte, created, expires time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for k, l := range s.links {
+		if !l.used && created.Before(l.expires) {
+			l.expires = created
+			s.links[k] = l
+		}
+	}
 	s.links[[sha256.Size]byte(hash)] = setupLink{expires: expires}
 	return nil
 }
