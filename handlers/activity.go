@@ -185,20 +185,27 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 
 // actionLabels name the feed's actions in words; any other is shown as it is recorded.
 var actionLabels = map[string]string{
-	activity.ActionVoiceTurn:   "Voice",
-	activity.ActionLocked:      "Locked",
-	activity.ActionUnlocked:    "Unlocked",
-	activity.ActionServerState: "Server",
-	"command_approved":         "Command line approved",
-	"proposed":                 "Proposed",
-	"reproposed":               "Proposed again",
-	"updated":                  "Updated by its server",
-	"redefined":                "Redefined by its server",
-	"fingerprint_adopted":      "Fingerprint recorded",
-	"enabled":                  "Enabled",
-	"disabled":                 "Disabled",
-	"withdrawn":                "Withdrawn",
-	"phrases_set":              "Phrases saved",
+	activity.ActionVoiceTurn:       "Voice",
+	activity.ActionLocked:          "Locked",
+	activity.ActionUnlocked:        "Unlocked",
+	activity.ActionServerState:     "Server",
+	"command_approved":             "Command line approved",
+	"proposed":                     "Proposed",
+	"reproposed":                   "Proposed again",
+	"updated":                      "Updated by its server",
+	"redefined":                    "Redefined by its server",
+	"fingerprint_adopted":          "Fingerprint recorded",
+	"enabled":                      "Enabled",
+	"disabled":                     "Disabled",
+	"withdrawn":                    "Withdrawn",
+	"phrases_set":                  "Phrases saved",
+	activity.ActionPasskeyAdded:    "Passkey added",
+	activity.ActionPasskeyRenamed:  "Passkey renamed",
+	activity.ActionPasskeyRemoved:  "Passkey removed",
+	activity.ActionSecretSet:       "Secret set",
+	activity.ActionSecretDeleted:   "Secret deleted",
+	activity.ActionRecoveryRotated: "New recovery code",
+	activity.ActionSetupLinkIssued: "Setup link issued",
 }
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
@@ -244,6 +251,10 @@ func entryView(e activity.Entry) views.ActivityEntry {
 // are for machines (fingerprints, a previous declared shape, digests).
 var factKeys = []struct{ key, label string }{
 	{"server", "Server"},
+	{"secret", "Secret"},
+	{"passkey_name", "Passkey"},
+	{"via", "Added through"},
+	{"expires", "Valid until"},
 	{"from", "State"},
 	{"error", "Error"},
 	{"reason", "Why"},
@@ -284,6 +295,13 @@ func facts(detail map[string]any) []views.Fact {
 			}
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
+		case "expires":
+			t, err := time.Parse(time.RFC3339, valueText(val))
+			if err != nil {
+				f.Value = text(valueText(val))
+				break
+			}
+			f.Value = text(timeOf(t).Text)
 		default:
 			f.Value = text(valueText(val))
 		}

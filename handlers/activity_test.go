@@ -1,9 +1,12 @@
 package handlers_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,4 +213,79 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestSecurityEventsAreRecorded: a setup link issued, a passkey added (by the setup link and on
+// the passkeys page), renamed and removed, a secret set and deleted, and a new recovery code
+// are each an entry of the feed, by whom and naming what changed; none records the secret's
+// value, the token or the code. /activity shows them in words.
+func TestSecurityEventsAreRecorded(t *testing.T) {
+	vf := newVaultFixture(t, "")
+	laptop, phone := authtest.New(testOrigin), authtest.New(testOrigin)
+	b, code := vf.setUp(laptop)
+	b.addPasskey(laptop, phone, "Phone")
+	mustOK(t, "rename", b.htmx(http.MethodPost, "/passkeys/2/rename", url.Values{"name": {"Old phone"}}))
+	b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
+	mustOK(t, "remove", b.htmx(http.MethodPost, "/passkeys/2/remove", url.Values{}))
+	const value = "s3cr3t-value-never-recorded"
+	b.mustStepUp(laptop, auth.One(auth.ActionSetSecret, 0, "ha_token"))
+	mustOK(t, "set ha_token", b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"ha_token"}, "value": {value}}))
+	b.mustStepUp(laptop, auth.One(auth.ActionDeleteSecret, 0, "ha_token"))
+	mustOK(t, "delete ha_token", b.htmx(http.MethodPost, "/secrets/delete", url.Values{"name": {"ha_token"}}))
+	b.mustStepUp(laptop, auth.One(auth.ActionRotateRecovery, 0, ""))
+	rotated := b.htmx(http.MethodPost, "/secrets/recovery", nil)
+	mustOK(t, "new recovery code", rotated)
+	token := vf.setupToken()
+
+	page, err := vf.feed.Query(t.Context(), activity.Filter{Limit: activity.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	all := ""
+	for _, e := range page.Entries {
+		if e.Action == activity.ActionVoiceTurn || e.Action == activity.ActionLocked || e.Action == activity.ActionUnlocked {
+			continue
+		}
+		got = append(got, e.Actor+" "+e.Action+" "+string(e.Detail))
+		all += string(e.Detail)
+	}
+	slices.Reverse(got)
+	want := []string{
+		`cli setup_link_issued {"expires":`,
+		`owner passkey_added {"can_unlock":true,"credential":"` + base64.RawURLEncoding.EncodeToString(laptop.Credentials()[0].ID) + `","passkey":1,"passkey_name":"Phone","via":"a setup link"}`,
+		`owner passkey_added {"can_unlock":true,"credential":"` + base64.RawURLEncoding.EncodeToString(phone.Credentials()[0].ID) + `","passkey":2,"passkey_name":"Phone","via":"the passkeys page"}`,
+		`owner passkey_renamed {"old_name":"Phone","passkey":2,"passkey_name":"Old phone"}`,
+		`owner passkey_removed {"credential":"` + base64.RawURLEncoding.EncodeToString(phone.Credentials()[0].ID) + `","passkey":2,"passkey_name":"Old phone"}`,
+		`owner secret_set {"secret":"ha_token"}`,
+		`owner secret_deleted {"secret":"ha_token"}`,
+		`owner recovery_code_rotated {}`,
+		`cli setup_link_issued {"expires":`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the feed holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("entry %d: %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	newCode := rotated.Body.String()
+	newCode = newCode[strings.Index(newCode, "<code data-recovery-code>")+len("<code data-recovery-code>"):]
+	newCode = newCode[:strings.Index(newCode, "<")]
+	for what, secret := range map[string]string{"the secret's value": value, "the first recovery code": code,
+		"the new recovery code": newCode, "the setup token": token} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the feed records %s", what)
+		}
+	}
+
+	body := b.get("/activity").Body.String()
+	for _, label := range []string{"Setup link issued", "Passkey added", "Passkey renamed", "Passkey removed", "Secret set",
+		"Secret deleted", "New recovery code", "<dt>Secret</dt><dd>ha_token</dd>", "<dt>Renamed from</dt><dd>Phone</dd>",
+		"<dt>Passkey</dt><dd>Old phone</dd>", "<dt>Added through</dt><dd>the passkeys page</dd>", "<dt>Valid until</dt>"} {
+		if !strings.Contains(body, label) {
+			t.Errorf("/activity lacks %q", label)
+		}
+	}
 }

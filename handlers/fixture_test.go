@@ -248,8 +248,9 @@ func (f *fixture) boot() {
 		origins = []string{testOrigin}
 	}
 	f.tools = allowlist.NewService(db.NewToolStore(f.db), f.clock.Now)
+	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
 	owner, err := auth.New(db.NewAuthStore(f.db), auth.Config{
-		RPID: "localhost", Origins: origins, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger,
+		RPID: "localhost", Origins: origins, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger, Activity: f.feed,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +262,6 @@ func (f *fixture) boot() {
 	}
 	f.gate = gate
 	var statuses handlers.ServerStatuses = f.servers
-	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
 	var signIns handlers.ServerSignIn
 	var oauthClient handlers.OAuthClient
 	if f.mcpServers != nil {
@@ -342,7 +342,7 @@ func (s *syncBuffer) String() string {
 // setupToken issues a fresh setup link's token.
 func (f *fixture) setupToken() string {
 	f.t.Helper()
-	link, err := f.auth.NewSetupLink(context.Background())
+	link, err := f.auth.NewSetupLink(context.Background(), "cli")
 	if err != nil {
 		f.t.Fatal(err)
 	}

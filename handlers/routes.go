@@ -75,10 +75,12 @@ type VoiceGuides interface {
 	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
 }
 
-// ActivityFeed reads the activity feed (*activity.Log).
+// ActivityFeed reads the activity feed, and records the owner's security events in it
+// (*activity.Log).
 type ActivityFeed interface {
 	// Query fails with activity.ErrBadFilter for a filter that selects nothing sensible.
 	Query(ctx context.Context, f activity.Filter) (activity.Page, error)
+	Append(ctx context.Context, events ...activity.Event) error
 }
 
 // ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
@@ -110,7 +112,8 @@ type Deps struct {
 	Voice       VoiceTurner
 	VoiceTokens TokenChecker
 	// Guides and Phrases give enabled rows how to say them and their phrases box; Activity is
-	// the feed /activity shows. Each may be nil: no such line, box or page.
+	// the feed /activity shows, where the owner's changes to secrets and the recovery code are
+	// recorded. Each may be nil: no such line, box, page or record.
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed

@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
+	"maven/app/activity"
 	"maven/app/auth"
 	"maven/app/vault"
 	"maven/views"
@@ -62,6 +64,7 @@ func (s *server) secretSetPost(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.log.Info("secret set from the web", "name", name, "by", proofFrom(r.Context()).Owner())
+	s.recordEvent(r.Context(), activity.ActionSecretSet, map[string]any{"secret": name})
 	return s.secretsChanged(w, r)
 }
 
@@ -97,6 +100,7 @@ func (s *server) secretDeletePost(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.log.Info("secret deleted from the web", "name", name, "by", proofFrom(r.Context()).Owner())
+	s.recordEvent(r.Context(), activity.ActionSecretDeleted, map[string]any{"secret": name})
 	return s.secretsChanged(w, r)
 }
 
@@ -113,6 +117,7 @@ func (s *server) recoveryRotatePost(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.log.Info("recovery code replaced from the web", "by", proofFrom(r.Context()).Owner())
+	s.recordEvent(r.Context(), activity.ActionRecoveryRotated, nil)
 	rc := views.RecoveryCard{HasVault: true, Code: code}
 	if isPartial(r) {
 		s.renderPartial(w, r, http.StatusOK, views.PartialRecovery, rc)
@@ -126,4 +131,15 @@ func (s *server) recoveryRotatePost(w http.ResponseWriter, r *http.Request) erro
 		Page: s.pageInfo(r, "Secrets", "secrets"), Card: card, Recovery: rc,
 	})
 	return nil
+}
+
+// recordEvent appends the owner's security event to the activity feed: what changed, never a
+// value. The change is made already, so a failure to record is logged, not answered.
+func (s *server) recordEvent(ctx context.Context, action string, detail map[string]any) {
+	if s.activity == nil {
+		return
+	}
+	if err := s.activity.Append(ctx, activity.Event{Actor: "owner", Action: action, Detail: detail}); err != nil {
+		s.log.Error("record "+action, "err", err)
+	}
 }

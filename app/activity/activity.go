@@ -1,7 +1,8 @@
 // Package activity is the owner's view of what Maven did: every voice turn (those that matched
-// nothing included) with its utterance, outcome and bound arguments, confirms and cancels,
-// enables and disables, command-line approvals, locks and unlocks, and MCP servers' state
-// changes, newest first, in pages. Changes of an allowlist row reach it from the row's audit
+// nothing included) with its utterance, outcome, bound arguments and reply, confirms and
+// cancels, enables and disables, command-line approvals, locks and unlocks, MCP servers' state
+// changes, and security events (passkeys, secrets, the recovery code, setup links), newest
+// first, in pages. Changes of an allowlist row reach it from the row's audit
 // trail (allowlist events); everything else — voice turns above all — is appended here. It is
 // read by `maven events` and /activity.
 package activity
@@ -42,6 +43,15 @@ const (
 	ActionSignInFailed    = "oauth_sign_in_failed"
 	ActionTokenRevoked    = "oauth_token_revoked"
 	ActionSignInForgotten = "oauth_forgotten"
+	// Security events: the owner's passkeys, secrets and recovery code, and setup links. Their
+	// detail names what changed, never a secret's value, a token or a code.
+	ActionPasskeyAdded    = "passkey_added"
+	ActionPasskeyRenamed  = "passkey_renamed"
+	ActionPasskeyRemoved  = "passkey_removed"
+	ActionSecretSet       = "secret_set"
+	ActionSecretDeleted   = "secret_deleted"
+	ActionRecoveryRotated = "recovery_code_rotated"
+	ActionSetupLinkIssued = "setup_link_issued"
 )
 
 // Filter selects a page of the feed. Zero fields select everything.
