@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -391,6 +392,9 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	}
 	if len(f.States) > 0 {
 		q = q.Where("state IN (?)", bun.List(f.States))
+	}
+	if f.IDs != nil {
+		q = q.Where("id IN (?)", bun.List(append(slices.Clip(f.IDs), 0))) // 0, no row's id, keeps IN () valid
 	}
 	if f.Query == "" {
 		return q

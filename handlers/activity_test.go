@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"maven/app/activity"
+	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 )
@@ -75,7 +76,7 @@ func TestActivityShowsEveryKindOfEvent(t *testing.T) {
 	for _, e := range got {
 		actions = append(actions, e.action+"/"+e.outcome)
 	}
-	want := "command_approved/ voice_turn/no_match unlocked/ locked/ server_state/ voice_turn/ran enabled/ proposed/"
+	want := "command_approved/ voice_turn/no_match unlocked/ locked/ server_state/ voice_turn/ran enabled/ proposed/ passkey_added/ setup_link_issued/"
 	if strings.Join(actions, " ") != want {
 		t.Fatalf("entries, newest first:\n%s\nwant:\n%s", strings.Join(actions, " "), want)
 	}
@@ -138,10 +139,14 @@ func TestActivityFiltersAndPages(t *testing.T) {
 		}
 		next = olderURL(text)
 	}
-	if len(seen) != 133 {
-		t.Fatalf("paged through %d entries, want 133", len(seen))
+	if len(seen) != 135 { // and the owner's passkey and setup link
+		t.Fatalf("paged through %d entries, want 135", len(seen))
 	}
-	for i := 1; i < len(seen); i++ {
+	// By time, then id: yesterday's turn, appended last, is the oldest.
+	if last := seen[len(seen)-1]; last.outcome != "confirm" {
+		t.Fatalf("the last entry is %+v, want yesterday's turn", last)
+	}
+	for i := 1; i < len(seen)-1; i++ {
 		if atoi(t, seen[i].id) >= atoi(t, seen[i-1].id) {
 			t.Fatalf("entries out of order at %d: %s after %s", i, seen[i].id, seen[i-1].id)
 		}
@@ -287,5 +292,102 @@ func TestSecurityEventsAreRecorded(t *testing.T) {
 		if !strings.Contains(body, label) {
 			t.Errorf("/activity lacks %q", label)
 		}
+	}
+}
+
+// TestActivityKindsRepliesAndDiscoveries: the 60 tools one listing of "tasks" proposed are one
+// line, "tasks proposed 60 tools — show", even where a page of 50 would have cut it, and "show"
+// is /tools with only those 60; a voice turn shows what Maven said back; the Voice / Changes /
+// Servers switch is part of the GET form and of every link it leads to.
+func TestActivityKindsRepliesAndDiscoveries(t *testing.T) {
+	f := newFixture(t)
+	b := f.signUp(authtest.New(testOrigin))
+	ctx := t.Context()
+	var older []activity.Event
+	for i := range 55 {
+		older = append(older, turn(f.clock.Now(), "no_match", "", fmt.Sprintf("an older turn %d", i), nil))
+	}
+	if err := f.feed.Append(ctx, older...); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	var ps []allowlist.Proposal
+	for i := range 60 {
+		name := fmt.Sprintf("task_tool_%02d", i)
+		ps = append(ps, allowlist.Proposal{Name: "tasks_" + name, Cmd: []string{"mcp", "tasks", name}, Scope: allowlist.MCPScope("tasks"),
+			ReadOnly: true, Source: allowlist.SourceDiscovery, Provenance: "discovered on tasks", Actor: "discovery"})
+	}
+	var proposed []allowlist.Tool
+	if err := f.tools.Update(ctx, func(tx *allowlist.Tx) (err error) {
+		proposed, err = tx.ProposeNew(ctx, ps)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	var newer []activity.Event
+	for i := range 30 {
+		e := turn(f.clock.Now(), "ran", "calc_add", fmt.Sprintf("add %d and 1", i), nil)
+		e.Detail["reply"] = fmt.Sprintf("It is %d.", i+1)
+		newer = append(newer, e)
+	}
+	newer = append(newer, activity.Event{At: f.clock.Now(), Actor: "system", Action: activity.ActionServerState,
+		Detail: map[string]any{"server": "tasks", "from": "connecting", "to": "connected"}})
+	if err := f.feed.Append(ctx, newer...); err != nil {
+		t.Fatal(err)
+	}
+
+	first := b.get("/activity").Body.String()
+	ids := fmt.Sprintf("%d-%d", proposed[0].ID, proposed[59].ID)
+	for _, want := range []string{
+		`<span class="what"><strong>tasks</strong> proposed 60 tools</span>`,
+		`— <a class="entry-tools" href="/tools?ids=` + ids + `">show</a>`,
+		`<p class="reply"><span class="who">Maven:</span> “It is 30.”</p>`,
+		`<input type="radio" id="activity-kind-0" name="kind" value="" checked>`, `<label for="activity-kind-1">Voice</label>`,
+		`<label for="activity-kind-2">Changes</label>`, `<label for="activity-kind-3">Servers</label>`,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("/activity lacks %q", want)
+		}
+	}
+	if n := strings.Count(first, `data-action="proposed"`); n != 1 {
+		t.Errorf("the discovery is %d lines, want 1", n)
+	}
+	if got := entriesOf(b.get(olderURL(first)).Body.String()); len(got) != 50 || got[0].outcome != "no_match" {
+		t.Errorf("the page after the discovery: %+v, want the older turns", got)
+	}
+
+	chosen := b.get("/tools?ids=" + ids).Body.String()
+	if !strings.Contains(chosen, "Only the 60 tools of one\n    discovery.") || !strings.Contains(chosen, `data-state-filter="proposed"`) ||
+		strings.Count(chosen, `data-tool-name="tasks_task_tool_`) != 50 || strings.Contains(chosen, `data-tool-name="test`) {
+		t.Errorf("/tools?ids=%s does not show only the discovery's tools:\n%s", ids, chosen)
+	}
+	if !strings.Contains(chosen, `href="/tools?ids=`+ids+`&amp;page=2"`) {
+		t.Error("the chosen tools' second page loses the choice")
+	}
+
+	for kind, want := range map[string]string{
+		"voice":   "voice_turn",
+		"changes": "proposed",
+		"servers": "server_state",
+	} {
+		page := b.get("/activity?kind=" + kind).Body.String()
+		for _, e := range entriesOf(page) {
+			if e.action != want && !(kind == "changes" && e.action == "proposed") {
+				t.Errorf("kind=%s shows a %s entry", kind, e.action)
+			}
+		}
+		if len(entriesOf(page)) == 0 || !strings.Contains(page, `value="`+kind+`" checked>`) {
+			t.Errorf("kind=%s: %d entries, or the switch does not show it", kind, len(entriesOf(page)))
+		}
+		if older := olderURL(page); older != "" && !strings.Contains(older, "kind="+kind) {
+			t.Errorf("kind=%s: Older is %q", kind, older)
+		}
+	}
+	if voice := b.get("/activity?kind=voice"); !strings.Contains(olderURL(voice.Body.String()), "kind=voice") {
+		t.Error("85 voice turns make two pages, the second of the same kind")
+	}
+	if r := b.get("/activity?kind=everything"); r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "there is no kind of entry") {
+		t.Errorf("an unknown kind: %d", r.Code)
 	}
 }

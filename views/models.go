@@ -98,6 +98,10 @@ type ToolList struct {
 	Selectable bool
 	// Result is what a batch approval did, shown beside its button.
 	Result *BatchResult
+	// Chosen is how many rows the view chose by id (the tools of one discovery), 0 for none;
+	// AllURL is the same view of every row.
+	Chosen int
+	AllURL string
 }
 
 // Filters are the state filter's links; OOB renders them for an out-of-band swap, when an
