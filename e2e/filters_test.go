@@ -21,6 +21,9 @@ func TestStateFiltersAndWhereARowWent(t *testing.T) {
 	check(t, tb.Expect.Locator(filters.Locator(`[aria-current="page"]`)).ToContainText("Proposed"), "the current filter is marked")
 	check(t, tb.Expect.Locator(tb.Page.Locator("#tool-list [data-state]")).ToHaveCount(2), "only the two proposals")
 
+	check(t, tb.Expect.Locator(button(row(tb, j.list.ID), "Enable")).ToHaveAccessibleName("Enable tasks_list_tasks"), "the button names its tool")
+	check(t, tb.Expect.Locator(button(row(tb, j.list.ID), "Enable")).ToHaveText("Enable"), "and says Enable")
+	check(t, tb.Expect.Locator(button(row(tb, j.del.ID), "Reject")).ToHaveAccessibleName("Reject tasks_delete_task"), "Reject names its tool too")
 	check(t, button(row(tb, j.list.ID), "Enable").Click(), "enable list_tasks")
 	moved := tb.Page.Locator("#moved-" + itoa(j.list.ID))
 	check(t, tb.Expect.Locator(moved).ToContainText("tasks_list_tasks: Enabled. It is now under Enabled."), "the note says where the row went")

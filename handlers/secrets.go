@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"maven/app/activity"
 	"maven/app/auth"
@@ -65,7 +66,11 @@ func (s *server) secretSetPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.log.Info("secret set from the web", "name", name, "by", proofFrom(r.Context()).Owner())
 	s.recordEvent(r.Context(), activity.ActionSecretSet, map[string]any{"secret": name})
-	return s.secretsChanged(w, r)
+	msg := "“" + name + "” is set and sealed."
+	if users := s.secretUsers()[name]; len(users) > 0 {
+		msg += " The servers that use it (" + strings.Join(users, ", ") + ") start with it now."
+	}
+	return s.secretsChanged(w, r, msg)
 }
 
 // secretNamed approves action on the secret the form names (field "name"): a secret has no id,
@@ -101,12 +106,17 @@ func (s *server) secretDeletePost(w http.ResponseWriter, r *http.Request) error 
 	}
 	s.log.Info("secret deleted from the web", "name", name, "by", proofFrom(r.Context()).Owner())
 	s.recordEvent(r.Context(), activity.ActionSecretDeleted, map[string]any{"secret": name})
-	return s.secretsChanged(w, r)
+	return s.secretsChanged(w, r, "“"+name+"” is deleted.")
 }
 
-// secretsChanged answers a change to the secrets: the card for htmx, the page otherwise.
-func (s *server) secretsChanged(w http.ResponseWriter, r *http.Request) error {
-	return s.swapOrRedirect(w, r, "/secrets", views.PartialSecrets, func() (any, error) { return s.secretsCard(r) })
+// secretsChanged answers a change to the secrets: the card saying what changed for htmx, the
+// page otherwise.
+func (s *server) secretsChanged(w http.ResponseWriter, r *http.Request, message string) error {
+	return s.swapOrRedirect(w, r, "/secrets", views.PartialSecrets, func() (any, error) {
+		card, err := s.secretsCard(r)
+		card.Message = message
+		return card, err
+	})
 }
 
 // recoveryRotatePost makes a new recovery code and shows it this once; requireStepUp has spent

@@ -534,6 +534,29 @@ func TestBatchStepUpNamesEveryItem(t *testing.T) {
 	}
 }
 
+// TestAskingForAStepUpIsNoFailure: the 403 that asks for a step-up is how every step-up begins:
+// the log records it at debug as a step-up asked, not as a request that failed; a real refusal
+// is still a failure.
+func TestAskingForAStepUpIsNoFailure(t *testing.T) {
+	f := newFixture(t)
+	b := f.signUp(authtest.New(testOrigin))
+	tool := f.propose("restart_router")
+	if r := b.enable(tool); r.Code != http.StatusForbidden || r.Header().Get("HX-Trigger") == "" {
+		t.Fatalf("enable without a step-up: %d %v", r.Code, r.Header())
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, `msg="step-up asked" method=POST path=/tools/`+itoa(tool.ID)+`/enable action=enable_tool`) ||
+		strings.Contains(logs, `msg="request failed" method=POST path=/tools/`+itoa(tool.ID)+`/enable`) {
+		t.Fatalf("the step-up asked for is logged as:\n%s", logs)
+	}
+	if r := b.htmx(http.MethodPost, "/tools/999/disable", nil); r.Code != http.StatusNotFound {
+		t.Fatalf("disable of no row: %d", r.Code)
+	}
+	if !strings.Contains(f.logs.String(), `msg="request failed" method=POST path=/tools/999/disable status=404`) {
+		t.Fatal("a real refusal is no longer logged as a failure")
+	}
+}
+
 // TestCeremonyOriginMustBeConfigured: a ceremony begun with an Origin that is not configured,
 // though the browser calls it same-origin, is refused before it begins: by the cross-origin
 // check, which wants a configured Origin, and behind it by auth's own check of the origin.

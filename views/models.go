@@ -1,5 +1,7 @@
 package views
 
+import "strings"
+
 // Page is what every full page carries for the layout.
 type Page struct {
 	Title    string
@@ -330,6 +332,8 @@ type PasskeysPage struct {
 type PasskeyList struct {
 	Passkeys  []PasskeyRow
 	CanRemove bool // false when only one is left
+	// Message says what the action that rendered the list did ("" for none); the page focuses it.
+	Message string
 }
 
 // PasskeyRow is one passkey.
@@ -398,6 +402,9 @@ type UnlockPage struct {
 	Error    string // why the recovery code did not unlock
 	// RecoveryOpen unfolds the recovery code form (after a failed attempt).
 	RecoveryOpen bool
+	// ExplainPRF says which passkeys can unlock: a registered passkey lacks PRF (or none is
+	// registered), so it matters here.
+	ExplainPRF bool
 }
 
 // SecretsPage is /secrets.
@@ -413,6 +420,8 @@ type SecretsCard struct {
 	HasVault bool
 	Secrets  []SecretItem
 	Missing  int // secrets servers refer to that are not set
+	// Message says what the action that rendered the card did ("" for none); the page focuses it.
+	Message string
 }
 
 // SecretItem is one secret, by name: never its value.
@@ -429,3 +438,6 @@ type RecoveryCard struct {
 	Used     bool   // the current code has unlocked the vault
 	Code     string // a code just made, shown this once; "" otherwise
 }
+
+// Groups are the code's groups of characters: the page lets it wrap only between them.
+func (c RecoveryCard) Groups() []string { return strings.Split(c.Code, "-") }
