@@ -101,9 +101,9 @@ func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]
 		q = q.Where("action = ?", f.Action)
 	}
 	if actions, except := f.Kind.Actions(); except {
-		q = q.Where("action NOT IN (?)", bun.In(actions))
+		q = q.Where("action NOT IN (?)", bun.List(actions))
 	} else if actions != nil {
-		q = q.Where("action IN (?)", bun.In(actions))
+		q = q.Where("action IN (?)", bun.List(actions))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list activity: %w", err)
