@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"maven/app/auth/authtest"
+	"maven/handlers"
 )
 
 // The attacks of issue 10, items 4 and 5, over real HTTP: anonymous clients flood the endpoints
@@ -210,7 +211,7 @@ func sessionRows(t *testing.T, f *fixture) int {
 func TestOwnerUnlocksThroughAFloodFromItsOwnAddress(t *testing.T) {
 	f := newVaultFixture(t, "")
 	a := authtest.New(testOrigin)
-	phone, _ := f.setUp(a)
+	phone, code := f.setUp(a)
 	marker := phone.cookies["maven_browser"]
 	if marker == nil || marker.MaxAge < 300*24*3600 || !marker.HttpOnly || marker.SameSite != http.SameSiteStrictMode {
 		t.Fatalf("after setup the phone holds the marker %+v, want a long-lived HttpOnly SameSite=Strict cookie", marker)
@@ -252,6 +253,23 @@ func TestOwnerUnlocksThroughAFloodFromItsOwnAddress(t *testing.T) {
 		if r := phone.do(http.MethodPost, "/lock", nil, nil); r.Code != http.StatusSeeOther || !f.gate.Locked() {
 			t.Fatalf("lock: %d", r.Code)
 		}
+	}
+
+	// The recovery code likewise: the stranger's guesses spend the address's budget, and the
+	// phone's code still unlocks.
+	f.clock.Advance(time.Minute)
+	guesses := flood(t, f, "/unlock/recovery", "code=AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG", handlers.RecoveryBurst+3, sameAddress)
+	if guesses[http.StatusTooManyRequests] == 0 {
+		t.Fatalf("the stranger's guesses %v never spent the address's budget", guesses)
+	}
+	f.clock.Advance(handlers.RecoveryTotalEvery) // what all sources together may try refills
+	stranger := f.browser()
+	stranger.addr = phone.addr
+	if r := stranger.recovery(code); r.Code != http.StatusTooManyRequests || !f.gate.Locked() {
+		t.Fatalf("a new browser's recovery code at the owner's address during the guesses: %d", r.Code)
+	}
+	if r := phone.recovery(code); r.Code != http.StatusSeeOther || f.gate.Locked() {
+		t.Fatalf("the phone's recovery code during the guesses: %d %s", r.Code, r.Body.String())
 	}
 
 	// The phone's own budget is the same few begins, then one every 30 s.

@@ -129,16 +129,19 @@ func sourceOf(r *http.Request) netip.Prefix {
 // behind the owner's NAT, or in its IPv6 /64, spend only their share, never the owner's.
 func (s *server) limitCeremonies(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		var err error
-		if id, ok := s.auth.KnownBrowser(r.Context(), browserMarkerOf(r)); ok {
-			err = s.ceremoniesByBrowser.take(id)
-		} else {
-			err = s.ceremoniesBySource.take(sourceOf(r))
-		}
-		if err != nil {
+		if err := s.takeAnonymous(r, s.ceremoniesByBrowser, s.ceremoniesBySource); err != nil {
 			return err
 		}
 		next.ServeHTTP(w, r)
 		return nil
 	})
+}
+
+// takeAnonymous spends one token of r's budget: its browser's in byBrowser when its marker says
+// a passkey proved the owner in it before, else its source's in bySource.
+func (s *server) takeAnonymous(r *http.Request, byBrowser *limits[string], bySource *sourceLimits) error {
+	if id, ok := s.auth.KnownBrowser(r.Context(), browserMarkerOf(r)); ok {
+		return byBrowser.take(id)
+	}
+	return bySource.take(sourceOf(r))
 }

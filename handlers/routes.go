@@ -176,11 +176,12 @@ type server struct {
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
-	// Budgets of anonymous requests: beginning a ceremony, per source or per known browser,
-	// and trying a recovery code, per source; recovery codes in total too.
+	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
+	// source or per known browser; recovery codes in total too.
 	ceremoniesBySource  *sourceLimits
 	ceremoniesByBrowser *limits[string]
 	recoveryBySource    *sourceLimits
+	recoveryByBrowser   *limits[string]
 	recoveryTotal       *rate.Limiter
 }
 
@@ -196,8 +197,8 @@ type server struct {
 //	            removing a passkey, setting or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
-// ceremony begins are rate-limited per source address, or per browser a passkey proved the
-// owner in before; recovery codes per source address. The connection of a
+// ceremony begins and recovery codes are rate-limited per source address, or per browser a
+// passkey proved the owner in before. The connection of a
 // request that carries key material (a recovery code, PRF output) closes once it is answered.
 // It is long on purpose (docs/style.md#sizes): the whole attack surface reads on one screen.
 func Routes(d Deps) (http.Handler, error) {
@@ -226,6 +227,7 @@ func Routes(d Deps) (http.Handler, error) {
 	s.ceremoniesBySource = newLimits[netip.Prefix](ceremonyBudget, maxSources, s.now)
 	s.ceremoniesByBrowser = newLimits[string](ceremonyBudget, maxSources, s.now)
 	s.recoveryBySource = newLimits[netip.Prefix](recoveryBudget, maxSources, s.now)
+	s.recoveryByBrowser = newLimits[string](recoveryBudget, maxSources, s.now)
 	s.recoveryTotal = recoveryTotal.limiter()
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError

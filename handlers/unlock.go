@@ -145,10 +145,10 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 	if err := readForm(w, r, maxRecoveryForm); err != nil {
 		return err
 	}
-	// Each source has its own budget of attempts, and all of them share one that bounds the
-	// Argon2id work: a stranger guessing codes slows down only themselves, and can never push
-	// the owner into a back-off.
-	err := s.recoveryBySource.take(sourceOf(r))
+	// Each source (or browser the owner signed in with before) has its own budget of attempts,
+	// and all of them share one that bounds the Argon2id work: a stranger guessing codes slows
+	// down only themselves, and can never push the owner into a back-off.
+	err := s.takeAnonymous(r, s.recoveryByBrowser, s.recoveryBySource)
 	if err == nil {
 		err = take(s.recoveryTotal, s.now())
 	}
