@@ -74,13 +74,16 @@ func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.
 	return nil
 }
 
-// ListActivity implements activity.Store. Every filter is served by an index: id order for
-// paging, (outcome, id) and (tool, id) for those filters, at for a day.
+// ListActivity implements activity.Store. The feed reads by time, then id: an upgrade copied
+// the earlier row events and command-line approvals into it in two blocks
+// (20261213090100_activity), so their ids are not in the order they happened. Every filter is
+// served by an index in that order: at (with the rowid every index holds) for paging and a day,
+// (outcome, at), (tool, at) and (action, at) for those filters.
 func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]activity.Entry, error) {
 	var rows []activityRow
-	q := s.db.NewSelect().Model(&rows).OrderExpr("id DESC").Limit(int64(f.Limit))
+	q := s.db.NewSelect().Model(&rows).OrderExpr("at DESC, id DESC").Limit(int64(f.Limit))
 	if f.Before > 0 {
-		q = q.Where("id < ?", f.Before)
+		q = q.Where("(at, id) < (SELECT at, id FROM activity WHERE id = ?)", f.Before)
 	}
 	if !f.Since.IsZero() {
 		q = q.Where("at >= ?", formatTime(f.Since))
@@ -96,6 +99,11 @@ func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]
 	}
 	if f.Action != "" {
 		q = q.Where("action = ?", f.Action)
+	}
+	if actions, except := f.Kind.Actions(); except {
+		q = q.Where("action NOT IN (?)", bun.List(actions))
+	} else if actions != nil {
+		q = q.Where("action IN (?)", bun.List(actions))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list activity: %w", err)

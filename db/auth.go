@@ -209,10 +209,16 @@ func (s *AuthStore) DeletePasskey(ctx context.Context, id int64) error {
 // InsertSetupLink implements auth.Store.
 func (s *AuthStore) InsertSetupLink(ctx context.Context, hash []byte, created, expires time.Time) error {
 	r := setupLinkRow{TokenHash: hash, CreatedAt: formatTime(created), ExpiresAt: formatTime(expires)}
-	if _, err := s.db.NewInsert().Model(&r).Exec(ctx); err != nil {
-		return fmt.Errorf("insert setup link: %w", err)
-	}
-	return nil
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*setupLinkRow)(nil)).Set("expires_at = ?", formatTime(created)).
+			Where("used_at IS NULL AND expires_at > ?", formatTime(created)).Exec(ctx); err != nil {
+			return fmt.Errorf("void earlier setup links: %w", err)
+		}
+		if _, err := tx.NewInsert().Model(&r).Exec(ctx); err != nil {
+			return fmt.Errorf("insert setup link: %w", err)
+		}
+		return nil
+	})
 }
 
 // SetupLinkUsable implements auth.Store.
@@ -232,6 +238,23 @@ func (s *AuthStore) UseSetupLink(ctx context.Context, hash []byte, now time.Time
 		Set("used_at = ?", formatTime(now)).
 		Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", hash, formatTime(now)).Exec(ctx)
 	return affectedOne(res, err, auth.ErrSetupLinkInvalid)
+}
+
+// browserKeySetting is the settings key of the key that signs browser markers.
+const browserKeySetting = "browser_marker_key"
+
+// BrowserKey implements auth.Store. The insert keeps a key already stored, so two first uses
+// at once agree on one.
+func (s *AuthStore) BrowserKey(ctx context.Context, fresh string) (string, error) {
+	r := settingRow{Key: browserKeySetting, Value: fresh, UpdatedAt: formatTime(time.Now())}
+	if _, err := s.db.NewInsert().Model(&r).On("CONFLICT (key) DO NOTHING").Exec(ctx); err != nil {
+		return "", fmt.Errorf("store the browser marker key: %w", err)
+	}
+	var stored settingRow
+	if err := s.db.NewSelect().Model(&stored).Where("key = ?", browserKeySetting).Scan(ctx); err != nil {
+		return "", fmt.Errorf("read the browser marker key: %w", err)
+	}
+	return stored.Value, nil
 }
 
 // Compile-time check that AuthStore is what auth needs.

@@ -21,7 +21,7 @@ func OnCommit(fn func()) Option {
 	return func(o *options) { o.onCommit = fn }
 }
 
-// newDriver is a driver of one Open's own: its connections have contains_folded and the
+// newDriver is a driver of one Open's own: its connections have contains_folded, has_words and the
 // options' hooks, and no other database's connections do.
 func newDriver(opts []Option) (*sqlite.Driver, error) {
 	var o options
@@ -29,8 +29,12 @@ func newDriver(opts []Option) (*sqlite.Driver, error) {
 		opt(&o)
 	}
 	drv := &sqlite.Driver{}
-	if err := drv.RegisterDeterministicScalarFunction(containsFolded, -1, containsFoldedSQL); err != nil {
-		return nil, fmt.Errorf("register %s: %w", containsFolded, err)
+	for name, fn := range map[string]func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error){
+		containsFolded: containsFoldedSQL, hasWords: hasWordsSQL,
+	} {
+		if err := drv.RegisterDeterministicScalarFunction(name, -1, fn); err != nil {
+			return nil, fmt.Errorf("register %s: %w", name, err)
+		}
 	}
 	if o.onCommit != nil {
 		drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
 
+	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/db"
 )
@@ -93,6 +95,77 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 	defer fresh.Close()
 	if got := appliedNames(t, fresh); !slices.Equal(got, all) {
 		t.Fatalf("a new database applied %v, want %v", got, all)
+	}
+}
+
+// TestAnUpgradedFeedReadsInTimeOrder: a database from before the activity feed has row events
+// and a command line approved between two of them; the upgrade copies the row events and then
+// the approvals into the feed, so by id the approval comes last. The feed reads by time, then
+// id: newest first as things happened, and its pages continue in that order.
+func TestAnUpgradedFeedReadsInTimeOrder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "maven.db")
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := bun.NewDB(sqldb, sqlitedialect.New())
+	migrations := migrate.NewMigrations()
+	if err := migrations.Discover(migrationFS(t, "20261202090000")); err != nil {
+		t.Fatal(err)
+	}
+	m := migrate.NewMigrator(earlier, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO tools (id, name, cmd, scope, state, destructive, read_only, description, source, created_at, updated_at)
+		 VALUES (1, 'weather', '["/bin/weather"]', 'local', 'enabled', 1, 0, '', 'cli', '2026-12-01T09:00:00.000000000Z', '2026-12-01T11:00:00.000000000Z')`,
+		`INSERT INTO tool_events (tool_id, at, actor, action) VALUES (1, '2026-12-01T09:00:00.000000000Z', 'cli', 'proposed')`,
+		`INSERT INTO tool_events (tool_id, at, actor, action) VALUES (1, '2026-12-01T11:00:00.000000000Z', 'owner', 'enabled')`,
+		`INSERT INTO tool_events (tool_id, at, actor, action) VALUES (1, '2026-12-01T12:00:00.000000000Z', 'voice', 'voice_ran')`,
+		`INSERT INTO mcp_server_commands (server, digest, display, seen_at, approved_at, approved_by)
+		 VALUES ('notes', 'sha256:1', 'notes-server', '2026-12-01T09:30:00.000000000Z', '2026-12-01T10:00:00.000000000Z', 'owner')`,
+	} {
+		if _, err := earlier.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	earlier.Close()
+
+	bdb, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	feed := activity.New(db.NewActivityStore(bdb), nil)
+	if err := feed.Append(ctx, activity.Event{At: time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC), Actor: "owner", Action: activity.ActionLocked}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for f := (activity.Filter{Limit: 2}); ; {
+		page, err := feed.Query(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Entries {
+			got = append(got, e.At.Format("15:04")+" "+e.Action)
+		}
+		if page.Next == 0 {
+			break
+		}
+		f.Before = page.Next
+	}
+	want := []string{"13:00 locked", "12:00 voice_turn", "11:00 enabled", "10:00 command_approved", "09:00 proposed"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the upgraded feed, newest first, page by page:\n%v\nwant\n%v", got, want)
+	}
+	changes, err := feed.Query(ctx, activity.Filter{Kind: activity.KindChanges})
+	if err != nil || len(changes.Entries) != 3 || changes.Entries[0].Action != activity.ActionLocked {
+		t.Fatalf("the changes: %+v, %v", changes.Entries, err)
 	}
 }
 

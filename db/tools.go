@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -393,14 +393,13 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	if len(f.States) > 0 {
 		q = q.Where("state IN (?)", bun.List(f.States))
 	}
+	if f.IDs != nil {
+		q = q.Where("id IN (?)", bun.List(append(slices.Clip(f.IDs), 0))) // 0, no row's id, keeps IN () valid
+	}
 	if f.Query == "" {
 		return q
 	}
-	if utf8.RuneCountInString(f.Query) >= 3 {
-		// The index names the candidates (search.go).
-		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(f.Query))
-	}
-	return holdsQuery(q, f.Query)
+	return matchQuery(q, f.Query)
 }
 
 // stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of

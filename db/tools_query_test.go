@@ -223,3 +223,61 @@ func TestListToolsByServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchMatchesWordsInAnyOrder: a query of several words finds the rows that hold each word,
+// in any order, as the start of one of their words, '_' and '-' read as spaces as voice reads
+// them (docs/design.md#search); a query that is one word, or has a letter alone, is matched as
+// written.
+func TestSearchMatchesWordsInAnyOrder(t *testing.T) {
+	ctx := context.Background()
+	bdb := newDB(t)
+	store := db.NewToolStore(bdb)
+	svc := allowlist.NewService(store, time.Now)
+	for _, p := range []allowlist.Proposal{
+		{Name: "list_tasks", Cmd: []string{"mcp", "vikunja", "list_tasks"}, Scope: "mcp:vikunja", Description: "Lists the open tasks."},
+		{Name: "get-sum", Cmd: []string{"mcp", "calc", "get-sum"}, Scope: "mcp:calc", Description: "Adds numbers."},
+		{Name: "tasks_archive", Cmd: []string{"mcp", "vikunja", "tasks_archive"}, Scope: "mcp:vikunja", Description: "Archives done tasks."},
+		{Name: "Über_Liste", Cmd: []string{"mcp", "notes", "Über_Liste"}, Scope: "mcp:notes", Description: "Zeigt die Liste."},
+	} {
+		p.Source, p.ReadOnly = allowlist.SourceDiscovery, true
+		if _, _, err := svc.ProposeTool(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[string]string{
+		"tasks list":     "list_tasks ",
+		"list tasks":     "list_tasks ",
+		"TASKS-LIST":     "list_tasks ",
+		"tasks_list":     "list_tasks ",
+		"tas lis":        "list_tasks ", // as typed: the start of each word
+		"get sum":        "get-sum ",
+		"sum get":        "get-sum ",
+		"get_sum":        "get-sum ",
+		"tasks vikunja":  "list_tasks tasks_archive ",
+		"open tasks":     "list_tasks ", // the description's words
+		"archive tasks":  "tasks_archive ",
+		"done archives":  "tasks_archive ",
+		"liste über":     "Über_Liste ",
+		"LISTE ÜBER":     "Über_Liste ",
+		"list sum":       "",
+		"tasks forecast": "",
+		"asks ist":       "", // inside words, not their start
+		// One word, or a letter alone: as written only.
+		"tasks":   "list_tasks tasks_archive ",
+		"list_t":  "list_tasks ",
+		"tasks_l": "",
+		"list t":  "",
+	} {
+		rows, err := store.ListTools(ctx, allowlist.Filter{Query: q})
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		got := ""
+		for _, r := range rows {
+			got += r.Name + " "
+		}
+		if got != want {
+			t.Errorf("%q: got %q, want %q", q, got, want)
+		}
+	}
+}

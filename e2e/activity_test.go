@@ -78,3 +78,51 @@ func shoot(t *testing.T, tb *tab, m *mavenProc, name string) {
 		check(t, other.Context.Close(), "close the tab")
 	}
 }
+
+// TestActivitySwitchRepliesAndDiscovery: the two tools the tasks server offered are one line,
+// "tasks proposed 2 tools — show", whose link shows /tools with only them; a voice turn shows
+// what Maven said back; the Voice / Changes / Servers switch swaps in one kind of entry at once
+// and puts it in the address.
+func TestActivitySwitchRepliesAndDiscovery(t *testing.T) {
+	t.Parallel()
+	j := startTaskJourney(t, "5m")
+	m, tb := j.m, j.tb
+	check(t, button(row(tb, j.list.ID), "Enable").Click(), "click Enable")
+	check(t, tb.Expect.Locator(row(tb, j.list.ID)).ToHaveAttribute("data-state", "enabled"), "row enabled")
+	token := voiceToken(t, m)
+	r := say(t, m, token, "list tasks")
+	if r.Outcome != "ran" {
+		t.Fatalf("list tasks: %+v", r)
+	}
+	waitForTurn(t, m, "list tasks")
+
+	tb.Goto(m.URL("/activity"))
+	entries := tb.Page.Locator("#activity-list .entry")
+	ran := tb.Page.Locator(`#activity-list .entry[data-outcome="ran"]`)
+	check(t, tb.Expect.Locator(ran.Locator(".reply")).ToHaveText("Maven: “"+r.Speech+"”"), "the turn shows what Maven said back")
+	discovery := tb.Page.Locator(`#activity-list .entry[data-action="proposed"]`)
+	check(t, tb.Expect.Locator(discovery).ToHaveCount(1), "the discovery is one line")
+	check(t, tb.Expect.Locator(discovery.Locator(".entry-line")).ToContainText("tasks proposed 2 tools — show"), "saying which server and how many")
+
+	// The switch's radio buttons are drawn as its labels: the owner clicks a label.
+	kind := func(label string) playwright.Locator {
+		return tb.Page.Locator(".kind-switch label").GetByText(label, playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})
+	}
+	check(t, kind("Voice").Click(), "switch to Voice")
+	check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexpOf(`/activity\?kind=voice&`)), "the address names the kind")
+	check(t, tb.Expect.Locator(entries).ToHaveCount(1), "only the voice turn")
+	check(t, tb.Expect.Locator(entries.First()).ToHaveAttribute("data-action", "voice_turn"), "it is the turn")
+	check(t, tb.Expect.Locator(tb.Page.GetByRole(*playwright.AriaRoleRadio, playwright.PageGetByRoleOptions{Name: "Voice", Exact: playwright.Bool(true)})).ToBeChecked(), "Voice is the checked radio button")
+	check(t, kind("Servers").Click(), "switch to Servers")
+	check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexpOf(`/activity\?kind=servers&`)), "the address follows")
+	check(t, tb.Expect.Locator(entries.First()).ToHaveAttribute("data-action", "server_state"), "the server's states")
+	check(t, kind("Changes").Click(), "switch to Changes")
+	check(t, tb.Expect.Locator(tb.Page.Locator(`#activity-list .entry[data-action="voice_turn"]`)).ToHaveCount(0), "no voice turn")
+	check(t, tb.Expect.Locator(tb.Page.Locator(`#activity-list .entry[data-action="enabled"]`)).ToHaveCount(1), "the enable")
+	shoot(t, tb, m, "activity-changes")
+
+	check(t, discovery.GetByRole(*playwright.AriaRoleLink, playwright.LocatorGetByRoleOptions{Name: "show"}).Click(), "show the discovery's tools")
+	check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexpOf(`/tools\?ids=`)), "on /tools")
+	check(t, tb.Expect.Locator(tb.Page.Locator("#tool-list [data-state]")).ToHaveCount(2), "both tools, and only them")
+	check(t, tb.Expect.Locator(tb.Page.Locator("#tool-list .chosen")).ToContainText("Only the 2 tools of one discovery."), "the list says so")
+}

@@ -36,8 +36,17 @@ func TestNewStdioServerStartsOnlyOnceApproved(t *testing.T) {
 
 	server := tb.Page.Locator(`[data-server="notes"]`)
 	check(t, tb.Expect.Locator(server).ToHaveAttribute("data-state", "awaiting-approval"), "the new server is held back")
+	pending := server.Locator("details.pending-command")
+	check(t, tb.Expect.Locator(pending.Locator("pre.command-line")).Not().ToBeVisible(), "the waiting command line is one line")
+	check(t, tb.Expect.Locator(pageButton(tb.Page, "Approve and start")).Not().ToBeVisible(), "approved only once seen")
+	check(t, pending.Locator("summary").Click(), "unfold it")
 	check(t, tb.Expect.Locator(tb.Page.Locator("pre.command-line")).ToContainText(bin), "its exact command line is shown")
 	check(t, tb.Expect.Locator(tb.Page.Locator("pre.command-line")).ToContainText(toolsFile), "with its arguments")
+	// The card polls every 2 s: the command line stays unfolded.
+	_, err = tb.Page.ExpectResponse(regexpOf(`/tools/servers`), func() error { return nil })
+	check(t, err, "a poll of the card")
+	check(t, tb.Expect.Locator(pending.Locator("pre.command-line")).ToBeVisible(), "still unfolded after a poll")
+	check(t, tb.Expect.Locator(pageButton(tb.Page, "Approve and start")).ToHaveAccessibleName("Approve and start notes"), "the button names the server")
 	if got := tools(t, m); len(got) != 0 {
 		t.Fatalf("an unapproved server proposed tools: %v", got)
 	}

@@ -53,10 +53,12 @@ func TestServersCardStaysLiveAfterApproval(t *testing.T) {
 	check(t, tb.Expect.Locator(tb.Page.Locator("#config-start")).ToContainText("propose their tools here once they connect"), "the empty list says where tools come from")
 	tb.Screenshot("waiting")
 
+	check(t, notes.Locator("details.pending-command summary").Click(), "unfold the command line of notes")
 	check(t, button(notes, "Approve and start").Click(), "approve notes")
 	check(t, tb.Expect.Locator(notes).ToHaveAttribute("data-state", "connected"), "notes connected, without a reload")
 	check(t, tb.Expect.Locator(notes.Locator(".server-tools")).ToHaveText("3 tools"), "with its tools counted")
 	check(t, tb.Expect.Locator(files).ToHaveAttribute("data-state", "awaiting-approval"), "files still waits")
+	check(t, files.Locator("details.pending-command summary").Click(), "unfold the command line of files")
 	check(t, tb.Expect.Locator(button(files, "Approve and start")).ToBeEnabled(), "and can still be approved")
 
 	news := tb.Page.Locator("#tools-news")

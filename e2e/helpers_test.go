@@ -156,16 +156,22 @@ func toolState(t *testing.T, m *mavenProc, name string) string {
 // ---------------------------------------------------------------------------------------------
 // The owner in the browser
 
-// button finds a button by its exact label.
+// button finds a button by its label: its accessible name is the label, or the label and then
+// what it acts on, as the pages name a row's buttons ("Enable" reads "Enable echo").
 func button(in interface {
 	GetByRole(playwright.AriaRole, ...playwright.LocatorGetByRoleOptions) playwright.Locator
 }, label string) playwright.Locator {
-	return in.GetByRole(*playwright.AriaRoleButton, playwright.LocatorGetByRoleOptions{Name: label, Exact: playwright.Bool(true)})
+	return in.GetByRole(*playwright.AriaRoleButton, playwright.LocatorGetByRoleOptions{Name: labelled(label)})
 }
 
-// pageButton finds a button on the page by its exact label.
+// pageButton finds a button on the page by its label, as button does.
 func pageButton(p playwright.Page, label string) playwright.Locator {
-	return p.GetByRole(*playwright.AriaRoleButton, playwright.PageGetByRoleOptions{Name: label, Exact: playwright.Bool(true)})
+	return p.GetByRole(*playwright.AriaRoleButton, playwright.PageGetByRoleOptions{Name: labelled(label)})
+}
+
+// labelled matches an accessible name that is label, or label followed by a space and more.
+func labelled(label string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(label) + `( |$)`)
 }
 
 // toolsURL matches the /tools page, however the query string reads.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,10 +21,30 @@ func TestSecretsPage(t *testing.T) {
 	registerOwner(t, m, tb)
 
 	tb.Goto(m.URL("/secrets"))
+	nav := tb.Page.Locator(`nav[aria-label="Main"] > *`)
+	// One line: every item's middle within a few pixels of the others' (links and buttons sit a
+	// pixel apart).
+	middles, err := nav.EvaluateAll(`items => items.map(i => { const r = i.getBoundingClientRect(); return r.top + r.height / 2; })`)
+	check(t, err, "measure the nav")
+	list, _ := middles.([]any)
+	var ys []float64
+	for _, y := range list {
+		if f, ok := y.(float64); ok {
+			ys = append(ys, f)
+		} else if n, ok := y.(int); ok {
+			ys = append(ys, float64(n))
+		}
+	}
+	if len(ys) < 6 || slices.Max(ys)-slices.Min(ys) > 4 {
+		t.Errorf("the nav at 390 px is not one line: its items' middles are %v", middles)
+	}
 	check(t, tb.Page.Locator("#secret-name").Fill("vikunja_token"), "type the name")
 	check(t, tb.Page.Locator("#secret-value").Fill("tk-e2e-771"), "type the value")
 	check(t, pageButton(tb.Page, "Set secret").Click(), "click Set secret")
 	check(t, tb.Expect.Locator(tb.Page.Locator(`[data-secret="vikunja_token"]`)).ToBeVisible(), "the secret is listed")
+	done := tb.Page.Locator("#secrets [data-focus]")
+	check(t, tb.Expect.Locator(done).ToHaveText("“vikunja_token” is set and sealed."), "the page says what was done")
+	check(t, tb.Expect.Locator(done).ToBeFocused(), "and focus is on it")
 	html, err := tb.Page.Content()
 	check(t, err, "read the page")
 	if strings.Contains(html, "tk-e2e-771") {
@@ -37,6 +58,18 @@ func TestSecretsPage(t *testing.T) {
 	codeEl := tb.Page.Locator("#recovery [data-recovery-code]")
 	check(t, tb.Expect.Locator(codeEl).ToHaveText(regexp.MustCompile(`^[0-9A-Z]{4}(-[0-9A-Z]{4}){6}$`)), "the new code is shown")
 	check(t, tb.Expect.Locator(tb.Page.Locator("#new-code-heading")).ToBeFocused(), "focus on the code's heading")
+	// At 390 px the code takes two lines or more, and wraps only at its hyphens: no group of
+	// four is cut.
+	wraps, err := codeEl.Evaluate(`el => {
+		const groups = Array.from(el.childNodes).filter(n => n.nodeType === Node.TEXT_NODE);
+		const lines = new Set(groups.map(g => { const r = document.createRange(); r.selectNodeContents(g); return Math.round(r.getBoundingClientRect().top); }));
+		const whole = groups.every(g => { const r = document.createRange(); r.selectNodeContents(g); return r.getClientRects().length === 1; });
+		return { groups: groups.length, lines: lines.size, whole: whole };
+	}`, nil)
+	check(t, err, "measure the code")
+	if w, _ := wraps.(map[string]any); w["groups"] != 7 || w["whole"] != true || w["lines"] == 1 {
+		t.Errorf("the code on a phone: %v, want 7 groups over several lines, none cut", wraps)
+	}
 	download, err := tb.Page.ExpectDownload(func() error { return pageButton(tb.Page, "Download").Click() })
 	check(t, err, "download the code")
 	if got := download.SuggestedFilename(); got != "maven-recovery-code.txt" {

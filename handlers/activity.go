@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -19,6 +20,7 @@ import (
 
 // activityView is one view of /activity: the filters, and where the page starts.
 type activityView struct {
+	kind    activity.Kind // "" for every kind
 	outcome string
 	tool    string
 	day     string    // YYYY-MM-DD, as asked for
@@ -64,6 +66,11 @@ func activityViewFrom(q url.Values) (v activityView, problem string) {
 	if len(v.tool) > maxQueryLen {
 		v.tool = v.tool[:maxQueryLen]
 	}
+	if k := activity.Kind(q.Get("kind")); slices.Contains(activity.Kinds(), k) {
+		v.kind = k
+	} else if k != "" {
+		problems = append(problems, "there is no kind of entry “"+string(k)+"”")
+	}
 	if o := q.Get("outcome"); o != "" {
 		if _, ok := outcomeOf(o); ok {
 			v.outcome = o
@@ -96,6 +103,9 @@ func activityViewFrom(q url.Values) (v activityView, problem string) {
 // url is the address of the view starting before id (0: the newest entries).
 func (v activityView) url(before int64) string {
 	q := url.Values{}
+	if v.kind != "" {
+		q.Set("kind", string(v.kind))
+	}
 	if v.outcome != "" {
 		q.Set("outcome", v.outcome)
 	}
@@ -115,7 +125,7 @@ func (v activityView) url(before int64) string {
 }
 
 func (v activityView) filter() activity.Filter {
-	f := activity.Filter{Outcome: v.outcome, Tool: v.tool, Before: v.before}
+	f := activity.Filter{Kind: v.kind, Outcome: v.outcome, Tool: v.tool, Before: v.before}
 	if !v.date.IsZero() {
 		f = f.Day(v.date)
 	}
@@ -123,20 +133,25 @@ func (v activityView) filter() activity.Filter {
 }
 
 // activityPage is GET /activity: one page of the activity feed, newest first, with its filters
-// (outcome, tool, day) as a GET form. The form and the Older link swap only the list (htmx),
-// and work as a plain form and plain links without it.
+// (kind, outcome, tool, day) as a GET form. The form and the Older link swap only the list
+// (htmx), and work as a plain form and plain links without it. The tools one discovery
+// proposed are one line.
 func (s *server) activityPage(w http.ResponseWriter, r *http.Request) error {
 	view, problem := activityViewFrom(r.URL.Query())
-	page, err := s.activity.Query(r.Context(), view.filter())
+	page, err := s.activityPageOf(r.Context(), view.filter())
 	if err != nil {
 		return err
 	}
 	list := views.ActivityList{Problem: problem, Empty: "Nothing has happened yet."}
-	if view.outcome != "" || view.tool != "" || view.day != "" {
+	if view.kind != "" || view.outcome != "" || view.tool != "" || view.day != "" {
 		list.Empty = "Nothing matches these filters."
 	}
-	for _, e := range page.Entries {
-		list.Entries = append(list.Entries, entryView(e))
+	for _, run := range discoveries(page.Entries) {
+		if len(run) == 1 {
+			list.Entries = append(list.Entries, entryView(run[0]))
+			continue
+		}
+		list.Entries = append(list.Entries, s.discoveryView(r.Context(), run))
 	}
 	if page.Next != 0 {
 		list.OlderURL = view.url(page.Next)
@@ -162,13 +177,87 @@ func (s *server) activityPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// activityPageOf is one page of the feed for f that never ends inside a discovery: the line
+// that stands for a discovery counts every tool it proposed.
+func (s *server) activityPageOf(ctx context.Context, f activity.Filter) (activity.Page, error) {
+	page, err := s.activity.Query(ctx, f)
+	if err != nil || page.Next == 0 || !proposedByDiscovery(page.Entries[len(page.Entries)-1]) {
+		return page, err
+	}
+	last := page.Entries[len(page.Entries)-1]
+	for page.Next != 0 {
+		f.Before, f.Limit = page.Next, activity.MaxLimit
+		more, err := s.activity.Query(ctx, f)
+		if err != nil {
+			return activity.Page{}, err
+		}
+		i := slices.IndexFunc(more.Entries, func(e activity.Entry) bool { return !sameDiscovery(e, last) })
+		if i < 0 {
+			page.Entries, page.Next = append(page.Entries, more.Entries...), more.Next
+			continue
+		}
+		page.Entries = append(page.Entries, more.Entries[:i]...)
+		if i > 0 {
+			page.Next = more.Entries[i-1].ID
+		}
+		break
+	}
+	return page, nil
+}
+
+// proposedByDiscovery reports whether e is a tool a server's listing proposed.
+func proposedByDiscovery(e activity.Entry) bool {
+	return e.Actor == "discovery" && e.Action == "proposed"
+}
+
+// sameDiscovery reports whether a and b are tools proposed by one discovery: one listing's new
+// tools are proposed in one transaction, at one instant.
+func sameDiscovery(a, b activity.Entry) bool {
+	return proposedByDiscovery(a) && proposedByDiscovery(b) && a.At.Equal(b.At)
+}
+
+// discoveries splits entries into runs: the tools one discovery proposed together, and every
+// other entry alone.
+func discoveries(entries []activity.Entry) [][]activity.Entry {
+	var runs [][]activity.Entry
+	for _, e := range entries {
+		if n := len(runs); n > 0 && sameDiscovery(runs[n-1][0], e) {
+			runs[n-1] = append(runs[n-1], e)
+			continue
+		}
+		runs = append(runs, []activity.Entry{e})
+	}
+	return runs
+}
+
+// discoveryView is the one line of the tools a discovery proposed: "tasks proposed 14 tools",
+// linking to /tools showing only them.
+func (s *server) discoveryView(ctx context.Context, run []activity.Entry) views.ActivityEntry {
+	ids := make([]int64, len(run))
+	for i, e := range run {
+		ids[i] = e.ToolID
+	}
+	v := views.ActivityEntry{ID: run[0].ID, At: timeOf(run[0].At), Action: "proposed", Actor: "discovery",
+		What: fmt.Sprintf("proposed %d tools", len(run)), ToolsURL: toolsView{ids: ids}.url(0)}
+	if t, err := s.tools.Get(ctx, run[0].ToolID); err == nil && t.IsMCP() {
+		v.Server = text(t.Server())
+	} else if err != nil {
+		s.log.Warn("activity: read a proposed tool", "tool", run[0].ToolID, "err", err)
+	}
+	return v
+}
+
 // maxToolNames bounds the names the tool filter offers while typing.
 const maxToolNames = 500
 
 // activityFilters is the filter form of view, offering the allowlist's names for the tool.
 func (s *server) activityFilters(r *http.Request, view activityView) (views.ActivityFilters, error) {
 	f := views.ActivityFilters{Tool: view.tool, Day: view.day,
+		Kinds:    []views.Option{{Value: "", Label: "All", Selected: view.kind == ""}},
 		Outcomes: []views.Option{{Value: "", Label: "Any", Selected: view.outcome == ""}}}
+	for _, k := range activity.Kinds() {
+		f.Kinds = append(f.Kinds, views.Option{Value: string(k), Label: kindLabels[k], Selected: view.kind == k})
+	}
 	for _, o := range voiceOutcomes {
 		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o.outcome), Label: o.label, Selected: view.outcome == string(o.outcome)})
 	}
@@ -183,22 +272,32 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 	return f, nil
 }
 
+// kindLabels name the kinds of entry on the switch.
+var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.KindChanges: "Changes", activity.KindServers: "Servers"}
+
 // actionLabels name the feed's actions in words; any other is shown as it is recorded.
 var actionLabels = map[string]string{
-	activity.ActionVoiceTurn:   "Voice",
-	activity.ActionLocked:      "Locked",
-	activity.ActionUnlocked:    "Unlocked",
-	activity.ActionServerState: "Server",
-	"command_approved":         "Command line approved",
-	"proposed":                 "Proposed",
-	"reproposed":               "Proposed again",
-	"updated":                  "Updated by its server",
-	"redefined":                "Redefined by its server",
-	"fingerprint_adopted":      "Fingerprint recorded",
-	"enabled":                  "Enabled",
-	"disabled":                 "Disabled",
-	"withdrawn":                "Withdrawn",
-	"phrases_set":              "Phrases saved",
+	activity.ActionVoiceTurn:       "Voice",
+	activity.ActionLocked:          "Locked",
+	activity.ActionUnlocked:        "Unlocked",
+	activity.ActionServerState:     "Server",
+	"command_approved":             "Command line approved",
+	"proposed":                     "Proposed",
+	"reproposed":                   "Proposed again",
+	"updated":                      "Updated by its server",
+	"redefined":                    "Redefined by its server",
+	"fingerprint_adopted":          "Fingerprint recorded",
+	"enabled":                      "Enabled",
+	"disabled":                     "Disabled",
+	"withdrawn":                    "Withdrawn",
+	"phrases_set":                  "Phrases saved",
+	activity.ActionPasskeyAdded:    "Passkey added",
+	activity.ActionPasskeyRenamed:  "Passkey renamed",
+	activity.ActionPasskeyRemoved:  "Passkey removed",
+	activity.ActionSecretSet:       "Secret set",
+	activity.ActionSecretDeleted:   "Secret deleted",
+	activity.ActionRecoveryRotated: "New recovery code",
+	activity.ActionSetupLinkIssued: "Setup link issued",
 }
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
@@ -227,6 +326,9 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	if u, ok := detail["utterance"].(string); ok {
 		v.Utterance = text(u)
 	}
+	if said, ok := detail["reply"].(string); ok {
+		v.Reply = text(said)
+	}
 	if args, ok := detail["args"].(map[string]any); ok {
 		for _, name := range slices.Sorted(maps.Keys(args)) {
 			v.Args = append(v.Args, views.Fact{Label: text(name), Value: text(valueText(args[name])), Code: true})
@@ -244,6 +346,10 @@ func entryView(e activity.Entry) views.ActivityEntry {
 // are for machines (fingerprints, a previous declared shape, digests).
 var factKeys = []struct{ key, label string }{
 	{"server", "Server"},
+	{"secret", "Secret"},
+	{"passkey_name", "Passkey"},
+	{"via", "Added through"},
+	{"expires", "Valid until"},
 	{"from", "State"},
 	{"error", "Error"},
 	{"reason", "Why"},
@@ -284,6 +390,13 @@ func facts(detail map[string]any) []views.Fact {
 			}
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
+		case "expires":
+			t, err := time.Parse(time.RFC3339, valueText(val))
+			if err != nil {
+				f.Value = text(valueText(val))
+				break
+			}
+			f.Value = text(timeOf(t).Text)
 		default:
 			f.Value = text(valueText(val))
 		}

@@ -1,14 +1,18 @@
 package handlers_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"maven/app/activity"
+	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 )
@@ -72,7 +76,7 @@ func TestActivityShowsEveryKindOfEvent(t *testing.T) {
 	for _, e := range got {
 		actions = append(actions, e.action+"/"+e.outcome)
 	}
-	want := "command_approved/ voice_turn/no_match unlocked/ locked/ server_state/ voice_turn/ran enabled/ proposed/"
+	want := "command_approved/ voice_turn/no_match unlocked/ locked/ server_state/ voice_turn/ran enabled/ proposed/ passkey_added/ setup_link_issued/"
 	if strings.Join(actions, " ") != want {
 		t.Fatalf("entries, newest first:\n%s\nwant:\n%s", strings.Join(actions, " "), want)
 	}
@@ -135,10 +139,14 @@ func TestActivityFiltersAndPages(t *testing.T) {
 		}
 		next = olderURL(text)
 	}
-	if len(seen) != 133 {
-		t.Fatalf("paged through %d entries, want 133", len(seen))
+	if len(seen) != 135 { // and the owner's passkey and setup link
+		t.Fatalf("paged through %d entries, want 135", len(seen))
 	}
-	for i := 1; i < len(seen); i++ {
+	// By time, then id: yesterday's turn, appended last, is the oldest.
+	if last := seen[len(seen)-1]; last.outcome != "confirm" {
+		t.Fatalf("the last entry is %+v, want yesterday's turn", last)
+	}
+	for i := 1; i < len(seen)-1; i++ {
 		if atoi(t, seen[i].id) >= atoi(t, seen[i-1].id) {
 			t.Fatalf("entries out of order at %d: %s after %s", i, seen[i].id, seen[i-1].id)
 		}
@@ -210,4 +218,176 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestSecurityEventsAreRecorded: a setup link issued, a passkey added (by the setup link and on
+// the passkeys page), renamed and removed, a secret set and deleted, and a new recovery code
+// are each an entry of the feed, by whom and naming what changed; none records the secret's
+// value, the token or the code. /activity shows them in words.
+func TestSecurityEventsAreRecorded(t *testing.T) {
+	vf := newVaultFixture(t, "")
+	laptop, phone := authtest.New(testOrigin), authtest.New(testOrigin)
+	b, code := vf.setUp(laptop)
+	b.addPasskey(laptop, phone, "Phone")
+	mustOK(t, "rename", b.htmx(http.MethodPost, "/passkeys/2/rename", url.Values{"name": {"Old phone"}}))
+	b.mustStepUp(laptop, auth.One(auth.ActionRemovePasskey, 2, ""))
+	mustOK(t, "remove", b.htmx(http.MethodPost, "/passkeys/2/remove", url.Values{}))
+	const value = "s3cr3t-value-never-recorded"
+	b.mustStepUp(laptop, auth.One(auth.ActionSetSecret, 0, "ha_token"))
+	mustOK(t, "set ha_token", b.htmx(http.MethodPost, "/secrets", url.Values{"name": {"ha_token"}, "value": {value}}))
+	b.mustStepUp(laptop, auth.One(auth.ActionDeleteSecret, 0, "ha_token"))
+	mustOK(t, "delete ha_token", b.htmx(http.MethodPost, "/secrets/delete", url.Values{"name": {"ha_token"}}))
+	b.mustStepUp(laptop, auth.One(auth.ActionRotateRecovery, 0, ""))
+	rotated := b.htmx(http.MethodPost, "/secrets/recovery", nil)
+	mustOK(t, "new recovery code", rotated)
+	token := vf.setupToken()
+
+	page, err := vf.feed.Query(t.Context(), activity.Filter{Limit: activity.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	all := ""
+	for _, e := range page.Entries {
+		if e.Action == activity.ActionVoiceTurn || e.Action == activity.ActionLocked || e.Action == activity.ActionUnlocked {
+			continue
+		}
+		got = append(got, e.Actor+" "+e.Action+" "+string(e.Detail))
+		all += string(e.Detail)
+	}
+	slices.Reverse(got)
+	want := []string{
+		`cli setup_link_issued {"expires":`,
+		`owner passkey_added {"can_unlock":true,"credential":"` + base64.RawURLEncoding.EncodeToString(laptop.Credentials()[0].ID) + `","passkey":1,"passkey_name":"Phone","via":"a setup link"}`,
+		`owner passkey_added {"can_unlock":true,"credential":"` + base64.RawURLEncoding.EncodeToString(phone.Credentials()[0].ID) + `","passkey":2,"passkey_name":"Phone","via":"the passkeys page"}`,
+		`owner passkey_renamed {"old_name":"Phone","passkey":2,"passkey_name":"Old phone"}`,
+		`owner passkey_removed {"credential":"` + base64.RawURLEncoding.EncodeToString(phone.Credentials()[0].ID) + `","passkey":2,"passkey_name":"Old phone"}`,
+		`owner secret_set {"secret":"ha_token"}`,
+		`owner secret_deleted {"secret":"ha_token"}`,
+		`owner recovery_code_rotated {}`,
+		`cli setup_link_issued {"expires":`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the feed holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("entry %d: %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	newCode := rotated.Body.String()
+	newCode = newCode[strings.Index(newCode, "<code data-recovery-code>")+len("<code data-recovery-code>"):]
+	newCode = strings.ReplaceAll(newCode[:strings.Index(newCode, "</code>")], "<wbr>", "")
+	for what, secret := range map[string]string{"the secret's value": value, "the first recovery code": code,
+		"the new recovery code": newCode, "the setup token": token} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the feed records %s", what)
+		}
+	}
+
+	body := b.get("/activity").Body.String()
+	for _, label := range []string{"Setup link issued", "Passkey added", "Passkey renamed", "Passkey removed", "Secret set",
+		"Secret deleted", "New recovery code", "<dt>Secret</dt><dd>ha_token</dd>", "<dt>Renamed from</dt><dd>Phone</dd>",
+		"<dt>Passkey</dt><dd>Old phone</dd>", "<dt>Added through</dt><dd>the passkeys page</dd>", "<dt>Valid until</dt>"} {
+		if !strings.Contains(body, label) {
+			t.Errorf("/activity lacks %q", label)
+		}
+	}
+}
+
+// TestActivityKindsRepliesAndDiscoveries: the 60 tools one listing of "tasks" proposed are one
+// line, "tasks proposed 60 tools — show", even where a page of 50 would have cut it, and "show"
+// is /tools with only those 60; a voice turn shows what Maven said back; the Voice / Changes /
+// Servers switch is part of the GET form and of every link it leads to.
+func TestActivityKindsRepliesAndDiscoveries(t *testing.T) {
+	f := newFixture(t)
+	b := f.signUp(authtest.New(testOrigin))
+	ctx := t.Context()
+	var older []activity.Event
+	for i := range 55 {
+		older = append(older, turn(f.clock.Now(), "no_match", "", fmt.Sprintf("an older turn %d", i), nil))
+	}
+	if err := f.feed.Append(ctx, older...); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	var ps []allowlist.Proposal
+	for i := range 60 {
+		name := fmt.Sprintf("task_tool_%02d", i)
+		ps = append(ps, allowlist.Proposal{Name: "tasks_" + name, Cmd: []string{"mcp", "tasks", name}, Scope: allowlist.MCPScope("tasks"),
+			ReadOnly: true, Source: allowlist.SourceDiscovery, Provenance: "discovered on tasks", Actor: "discovery"})
+	}
+	var proposed []allowlist.Tool
+	if err := f.tools.Update(ctx, func(tx *allowlist.Tx) (err error) {
+		proposed, err = tx.ProposeNew(ctx, ps)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	var newer []activity.Event
+	for i := range 30 {
+		e := turn(f.clock.Now(), "ran", "calc_add", fmt.Sprintf("add %d and 1", i), nil)
+		e.Detail["reply"] = fmt.Sprintf("It is %d.", i+1)
+		newer = append(newer, e)
+	}
+	newer = append(newer, activity.Event{At: f.clock.Now(), Actor: "system", Action: activity.ActionServerState,
+		Detail: map[string]any{"server": "tasks", "from": "connecting", "to": "connected"}})
+	if err := f.feed.Append(ctx, newer...); err != nil {
+		t.Fatal(err)
+	}
+
+	first := b.get("/activity").Body.String()
+	ids := fmt.Sprintf("%d-%d", proposed[0].ID, proposed[59].ID)
+	for _, want := range []string{
+		`<span class="what"><strong>tasks</strong> proposed 60 tools</span>`,
+		`— <a class="entry-tools" href="/tools?ids=` + ids + `">show</a>`,
+		`<p class="reply"><span class="who">Maven:</span> “It is 30.”</p>`,
+		`<input type="radio" id="activity-kind-0" name="kind" value="" checked>`, `<label for="activity-kind-1">Voice</label>`,
+		`<label for="activity-kind-2">Changes</label>`, `<label for="activity-kind-3">Servers</label>`,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("/activity lacks %q", want)
+		}
+	}
+	if n := strings.Count(first, `data-action="proposed"`); n != 1 {
+		t.Errorf("the discovery is %d lines, want 1", n)
+	}
+	if got := entriesOf(b.get(olderURL(first)).Body.String()); len(got) != 50 || got[0].outcome != "no_match" {
+		t.Errorf("the page after the discovery: %+v, want the older turns", got)
+	}
+
+	chosen := b.get("/tools?ids=" + ids).Body.String()
+	if !strings.Contains(chosen, "Only the 60 tools of one\n    discovery.") || !strings.Contains(chosen, `data-state-filter="proposed"`) ||
+		strings.Count(chosen, `data-tool-name="tasks_task_tool_`) != 50 || strings.Contains(chosen, `data-tool-name="test`) {
+		t.Errorf("/tools?ids=%s does not show only the discovery's tools:\n%s", ids, chosen)
+	}
+	if !strings.Contains(chosen, `href="/tools?ids=`+ids+`&amp;page=2"`) {
+		t.Error("the chosen tools' second page loses the choice")
+	}
+
+	for kind, want := range map[string]string{
+		"voice":   "voice_turn",
+		"changes": "proposed",
+		"servers": "server_state",
+	} {
+		page := b.get("/activity?kind=" + kind).Body.String()
+		for _, e := range entriesOf(page) {
+			if e.action != want && !(kind == "changes" && e.action == "proposed") {
+				t.Errorf("kind=%s shows a %s entry", kind, e.action)
+			}
+		}
+		if len(entriesOf(page)) == 0 || !strings.Contains(page, `value="`+kind+`" checked>`) {
+			t.Errorf("kind=%s: %d entries, or the switch does not show it", kind, len(entriesOf(page)))
+		}
+		if older := olderURL(page); older != "" && !strings.Contains(older, "kind="+kind) {
+			t.Errorf("kind=%s: Older is %q", kind, older)
+		}
+	}
+	if voice := b.get("/activity?kind=voice"); !strings.Contains(olderURL(voice.Body.String()), "kind=voice") {
+		t.Error("85 voice turns make two pages, the second of the same kind")
+	}
+	if r := b.get("/activity?kind=everything"); r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body.String(), "there is no kind of entry") {
+		t.Errorf("an unknown kind: %d", r.Code)
+	}
 }

@@ -160,7 +160,7 @@ func passkeyProblem(err error) (problem, bool) {
 	case errors.Is(err, auth.ErrDuplicatePasskey):
 		return problem{http.StatusConflict, "This passkey is already registered.", info}, true
 	case errors.Is(err, auth.ErrSetupLinkInvalid):
-		return problem{http.StatusBadRequest, "This setup link is unknown, already used or expired. Run “maven setup-link” for a new one.", warn}, true
+		return problem{http.StatusBadRequest, "This setup link is unknown, already used, expired or replaced by a newer one. Run “maven setup-link” for a new one.", warn}, true
 	case errors.Is(err, auth.ErrNoCeremony):
 		return problem{http.StatusBadRequest, "This passkey request was already used or has expired. Please start again.", warn}, true
 	case errors.Is(err, auth.ErrCeremonyExpired):
@@ -200,15 +200,20 @@ func (s *server) handle(h handlerFunc) http.HandlerFunc {
 
 // fail answers r with the problem err maps to, in the form the requester reads: JSON for the
 // WebAuthn endpoints, a message in the page's status area for htmx, a page otherwise. It logs
-// err once, here.
+// err once, here; a step-up asked for is no failure, and is logged at debug.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := classify(err)
-	s.log.Log(r.Context(), p.level, "request failed", "method", r.Method, "path", r.URL.Path, "status", p.status, "err", err)
+	var need stepUpNeeded
+	if errors.As(err, &need) {
+		// The first half of every step-up: expected, not a failure.
+		s.log.Debug("step-up asked", "method", r.Method, "path", r.URL.Path, "action", need.approval.Action)
+	} else {
+		s.log.Log(r.Context(), p.level, "request failed", "method", r.Method, "path", r.URL.Path, "status", p.status, "err", err)
+	}
 	if wait, ok := retryAfter(err); ok {
 		w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 	}
 
-	var need stepUpNeeded
 	if errors.As(err, &need) {
 		// maven.js does the step-up and asks again; htmx swaps nothing meanwhile.
 		triggerStepUp(w, need)

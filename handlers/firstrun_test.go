@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"html/template"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,11 +28,74 @@ func TestWrongHostPageExplainsTheLANCase(t *testing.T) {
 	for _, want := range []string{
 		"<code>192.168.1.20:8080</code>", "is on the machine that runs Maven itself",
 		"<code class=\"command\">ssh -L 8080:localhost:8080 you@192.168.1.20</code>",
-		`<a href="http://localhost:8080/">http://localhost:8080</a>`, "A plain IP address never works", "A headless home server",
+		`<a href="http://localhost:8080/setup?token=x">http://localhost:8080</a>`, "A plain IP address never works", "A headless home server",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("wrong-host page lacks %q:\n%s", want, body)
 		}
+	}
+}
+
+// The wrong-host page puts the Host header into its tunnel command only when it is a host name
+// or an IP address: anything else the requester wrote gets the placeholder, and nothing of it
+// reaches the page as a command.
+func TestWrongHostPageTunnelTakesOnlyAHostName(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct{ host, command string }{
+		{"192.168.1.20:8080", "ssh -L 8080:localhost:8080 you@192.168.1.20"},
+		{"[fd00::20]:8080", "ssh -L 8080:localhost:8080 you@fd00::20"},
+		{"nas.home.arpa:8080", "ssh -L 8080:localhost:8080 you@nas.home.arpa"},
+		{"x$(reboot);y.evil.example:8080", "ssh -L 8080:localhost:8080 you@this-machine"},
+		{"x`reboot`.example", "ssh -L 8080:localhost:8080 you@this-machine"},
+		{"a'b.example:8080", "ssh -L 8080:localhost:8080 you@this-machine"},
+		{"-oProxyCommand=reboot:8080", "ssh -L 8080:localhost:8080 you@this-machine"},
+		{"[fe80::1%25eth0]:8080", "ssh -L 8080:localhost:8080 you@this-machine"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://192.0.2.1/login", nil)
+		req.Host = tt.host
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		body := rec.Body.String()
+		if rec.Code != http.StatusMisdirectedRequest || !strings.Contains(body, `<code class="command">`+tt.command+`</code>`) {
+			t.Errorf("Host %q: %d, want the command %q:\n%s", tt.host, rec.Code, tt.command, body)
+		}
+		if strings.Contains(body, "reboot") && !strings.Contains(body, "<code>"+template.HTMLEscapeString(tt.host)+"</code>") {
+			t.Errorf("Host %q reached the page outside its quoted name", tt.host)
+		}
+	}
+}
+
+// A tunnel whose local end is on another port than Maven's (ssh -L 28400:localhost:8080) brings
+// the browser to localhost at that port: the page says so and how to fix it, and its link to the
+// configured origin keeps the path and query, so a setup link's token survives.
+func TestWrongHostPageRecognisesATunnelOnAnotherPort(t *testing.T) {
+	f := newFixture(t)
+	token := f.setupToken()
+	req := httptest.NewRequest(http.MethodGet, "http://localhost:28400/setup?token="+token, nil)
+	req.Host = "localhost:28400"
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	body := rec.Body.String()
+	if rec.Code != http.StatusMisdirectedRequest {
+		t.Fatalf("status %d", rec.Code)
+	}
+	for _, want := range []string{
+		"Your tunnel uses 28400; add\n    <code>http://localhost:28400</code> to <code>\"origins\"</code>",
+		"or use the\n    same port on both sides",
+		`<code class="command">ssh -L 8080:localhost:8080 you@this-machine</code>`,
+		`<a href="` + testOrigin + `/setup?token=` + token + `">` + testOrigin + `</a>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("wrong-host page lacks %q:\n%s", want, body)
+		}
+	}
+	// At another address than localhost, no tunnel port is spoken of.
+	req = httptest.NewRequest(http.MethodGet, "http://192.168.1.20:28400/login", nil)
+	req.Host = "192.168.1.20:28400"
+	rec = httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	if body := rec.Body.String(); strings.Contains(body, "Your tunnel uses") || !strings.Contains(body, `<a href="`+testOrigin+`/login">`) {
+		t.Errorf("at a LAN address:\n%s", body)
 	}
 }
 

@@ -132,6 +132,9 @@ type fixture struct {
 	// srv, once listen has started it, carries every browser's requests over real HTTP.
 	srv *httptest.Server
 	tls bool // the daemon is reached over HTTPS: Secure __Host- cookies (set before boot)
+	// origins are the configured origins, testOrigin when nil (set before boot); their host
+	// is testHost's.
+	origins []string
 	// problems are the config's problems and the last reload's refusal, as /tools shows them.
 	problems *config.Problems
 	// configLoaded is what the config source says: the running config came from its file.
@@ -240,9 +243,14 @@ func (f *fixture) boot() {
 	t.Helper()
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	origins := f.origins
+	if origins == nil {
+		origins = []string{testOrigin}
+	}
 	f.tools = allowlist.NewService(db.NewToolStore(f.db), f.clock.Now)
+	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
 	owner, err := auth.New(db.NewAuthStore(f.db), auth.Config{
-		RPID: "localhost", Origins: []string{testOrigin}, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger,
+		RPID: "localhost", Origins: origins, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger, Activity: f.feed,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +262,6 @@ func (f *fixture) boot() {
 	}
 	f.gate = gate
 	var statuses handlers.ServerStatuses = f.servers
-	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
 	var signIns handlers.ServerSignIn
 	var oauthClient handlers.OAuthClient
 	if f.mcpServers != nil {
@@ -295,7 +302,7 @@ func (f *fixture) boot() {
 		OAuth:    oauthClient,
 		Views:    mustViews(t),
 		Assets:   mustAssets(t),
-		Origins:  []string{testOrigin},
+		Origins:  origins,
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
@@ -336,7 +343,7 @@ func (s *syncBuffer) String() string {
 // setupToken issues a fresh setup link's token.
 func (f *fixture) setupToken() string {
 	f.t.Helper()
-	link, err := f.auth.NewSetupLink(context.Background())
+	link, err := f.auth.NewSetupLink(context.Background(), "cli")
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"maven/app/auth/authtest"
+	"maven/handlers"
 )
 
 // The attacks of issue 10, items 4 and 5, over real HTTP: anonymous clients flood the endpoints
@@ -199,4 +201,85 @@ func sessionRows(t *testing.T, f *fixture) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestOwnerUnlocksThroughAFloodFromItsOwnAddress: a stranger behind the owner's NAT (one
+// address for both) spends that address's budget of unlock begins, and keeps it spent with one
+// begin every 30 s. The owner's phone, in which a passkey proved the owner before, begins on a
+// budget of its own and unlocks; a new browser, or one with a forged marker, at that address
+// waits like the stranger; and the phone's own budget is a budget too.
+func TestOwnerUnlocksThroughAFloodFromItsOwnAddress(t *testing.T) {
+	f := newVaultFixture(t, "")
+	a := authtest.New(testOrigin)
+	phone, code := f.setUp(a)
+	marker := phone.cookies["maven_browser"]
+	if marker == nil || marker.MaxAge < 300*24*3600 || !marker.HttpOnly || marker.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("after setup the phone holds the marker %+v, want a long-lived HttpOnly SameSite=Strict cookie", marker)
+	}
+	f.boot() // a restart: locked; the marker's key is in the database
+	f.listen()
+	home, _, _ := strings.Cut(phone.addr, ":")
+	sameAddress := func(int) string { return home }
+
+	counts := flood(t, f, "/unlock/begin", "{}", 60, sameAddress)
+	if counts[http.StatusTooManyRequests] < 60-10 {
+		t.Fatalf("the flood from the owner's address got %v: its budget is a few begins", counts)
+	}
+	for range 3 {
+		// One begin every 30 s keeps the address's budget spent.
+		f.clock.Advance(30 * time.Second)
+		flood(t, f, "/unlock/begin", "{}", 1, sameAddress)
+
+		stranger := f.browser()
+		stranger.addr = phone.addr
+		if r := stranger.postJSON("/unlock/begin", map[string]any{}, nil); r.Code != http.StatusTooManyRequests {
+			t.Fatalf("a new browser at the owner's address during the flood: %d, want 429", r.Code)
+		}
+		forged := *marker
+		b := []byte(marker.Value)
+		b[5] = map[bool]byte{true: 'B', false: 'A'}[b[5] == 'A'] // another id, the same signature
+		forged.Value = string(b)
+		stranger.cookies[forged.Name] = &forged
+		if r := stranger.postJSON("/unlock/begin", map[string]any{}, nil); r.Code != http.StatusTooManyRequests {
+			t.Fatalf("a forged marker at the owner's address: %d, want 429", r.Code)
+		}
+
+		if r, ans := phone.unlockWith(a, nil); r.Code != http.StatusOK || !ans.OK {
+			t.Fatalf("the phone's unlock during the flood: %d %+v", r.Code, ans)
+		}
+		if f.gate.Locked() {
+			t.Fatal("still locked")
+		}
+		if r := phone.do(http.MethodPost, "/lock", nil, nil); r.Code != http.StatusSeeOther || !f.gate.Locked() {
+			t.Fatalf("lock: %d", r.Code)
+		}
+	}
+
+	// The recovery code likewise: the stranger's guesses spend the address's budget, and the
+	// phone's code still unlocks.
+	f.clock.Advance(time.Minute)
+	guesses := flood(t, f, "/unlock/recovery", "code=AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG", handlers.RecoveryBurst+3, sameAddress)
+	if guesses[http.StatusTooManyRequests] == 0 {
+		t.Fatalf("the stranger's guesses %v never spent the address's budget", guesses)
+	}
+	f.clock.Advance(handlers.RecoveryTotalEvery) // what all sources together may try refills
+	stranger := f.browser()
+	stranger.addr = phone.addr
+	if r := stranger.recovery(code); r.Code != http.StatusTooManyRequests || !f.gate.Locked() {
+		t.Fatalf("a new browser's recovery code at the owner's address during the guesses: %d", r.Code)
+	}
+	if r := phone.recovery(code); r.Code != http.StatusSeeOther || f.gate.Locked() {
+		t.Fatalf("the phone's recovery code during the guesses: %d %s", r.Code, r.Body.String())
+	}
+
+	// The phone's own budget is the same few begins, then one every 30 s.
+	limited := 0
+	for range 10 {
+		if r := phone.postJSON("/unlock/begin", map[string]any{}, nil); r.Code == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("a known browser begins without any limit")
+	}
 }

@@ -29,7 +29,7 @@ func originHosts(origins []string) (map[string]bool, error) {
 		h := strings.ToLower(u.Host)
 		hosts[h] = true
 		if u.Port() == "" {
-			hosts[net.JoinHostPort(strings.ToLower(u.Hostname()), map[string]string{"http": "80", "https": "443"}[u.Scheme])] = true
+			hosts[net.JoinHostPort(strings.ToLower(u.Hostname()), defaultPorts[u.Scheme])] = true
 		}
 	}
 	return hosts, nil
@@ -57,7 +57,7 @@ func (s *server) requireOriginHost(origins []string) (func(http.Handler) http.Ha
 			}
 			s.log.Warn("request refused: wrong host", "host", r.Host, "path", r.URL.Path, "source", r.RemoteAddr)
 			s.renderPage(w, r, http.StatusMisdirectedRequest, views.PageWrongHost, views.WrongHostPage{
-				Page: s.pageInfo(r, "Not at this address", ""), Host: r.Host, Reach: s.reach(r),
+				Page: s.pageInfo(r, "Not at this address", ""), Host: r.Host, Path: askedFor(r), Reach: s.reach(r),
 			})
 			return nil
 		})

@@ -25,7 +25,7 @@ var (
 	recoveryTotal = budget{every: 2 * time.Second, burst: 5}
 )
 
-// maxSources bounds each table of per-source buckets.
+// maxSources bounds each table of per-source buckets, and the table of known browsers'.
 const maxSources = 4096
 
 // budget is the shape of a token bucket: burst at once, then one every every.
@@ -54,51 +54,54 @@ func take(l *rate.Limiter, now time.Time) error {
 	return nil
 }
 
-// sourceLimits is a token bucket per source of requests (golang.org/x/time/rate). The table
-// holds at most size sources: when it is full, the source seen least recently is forgotten. That
-// source starts afresh if it comes back, so an attacker who cycles through addresses gains
-// nothing they could not have by using a new address anyway, and the table never grows.
-type sourceLimits struct {
+// limits is a token bucket per key (golang.org/x/time/rate): a source of requests, or a known
+// browser. The table holds at most size keys: when it is full, the key seen least recently is
+// forgotten. That key starts afresh if it comes back, so an attacker who cycles through
+// addresses gains nothing they could not have by using a new address anyway, and the table never
+// grows.
+type limits[K comparable] struct {
 	budget budget
 	size   int
 	now    func() time.Time
 
-	mu      sync.Mutex
-	sources map[netip.Prefix]*list.Element // of *sourceBucket
-	recent  *list.List                     // most recently seen first
+	mu     sync.Mutex
+	keys   map[K]*list.Element // of *bucket[K]
+	recent *list.List          // most recently seen first
 }
 
-type sourceBucket struct {
-	source netip.Prefix
-	lim    *rate.Limiter
+type bucket[K comparable] struct {
+	key K
+	lim *rate.Limiter
 }
 
-func newSourceLimits(b budget, size int, now func() time.Time) *sourceLimits {
-	return &sourceLimits{budget: b, size: size, now: now, sources: map[netip.Prefix]*list.Element{}, recent: list.New()}
+// sourceLimits are the buckets of sources (sourceOf).
+type sourceLimits = limits[netip.Prefix]
+
+func newLimits[K comparable](b budget, size int, now func() time.Time) *limits[K] {
+	return &limits[K]{budget: b, size: size, now: now, keys: map[K]*list.Element{}, recent: list.New()}
 }
 
-// take spends one token of the bucket of r's source; see take.
-func (l *sourceLimits) take(r *http.Request) error {
-	src := sourceOf(r)
+// take spends one token of key's bucket; see take.
+func (l *limits[K]) take(key K) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.sources[src]
+	e, ok := l.keys[key]
 	if ok {
 		l.recent.MoveToFront(e)
 	} else {
 		if l.recent.Len() >= l.size {
 			oldest := l.recent.Back()
-			delete(l.sources, oldest.Value.(*sourceBucket).source)
+			delete(l.keys, oldest.Value.(*bucket[K]).key)
 			l.recent.Remove(oldest)
 		}
-		e = l.recent.PushFront(&sourceBucket{source: src, lim: l.budget.limiter()})
-		l.sources[src] = e
+		e = l.recent.PushFront(&bucket[K]{key: key, lim: l.budget.limiter()})
+		l.keys[key] = e
 	}
-	return take(e.Value.(*sourceBucket).lim, l.now())
+	return take(e.Value.(*bucket[K]).lim, l.now())
 }
 
-// len is the number of sources in the table.
-func (l *sourceLimits) len() int {
+// len is the number of keys in the table.
+func (l *limits[K]) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.recent.Len()
@@ -120,15 +123,25 @@ func sourceOf(r *http.Request) netip.Prefix {
 	return p
 }
 
-// limitBySource lets a request through only within its source's budget, else 429.
-func (s *server) limitBySource(l *sourceLimits) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return s.handle(func(w http.ResponseWriter, r *http.Request) error {
-			if err := l.take(r); err != nil {
-				return err
-			}
-			next.ServeHTTP(w, r)
-			return nil
-		})
+// limitCeremonies lets the begin of a ceremony anyone can begin (a sign-in, an unlock, a setup)
+// through only within its budget, else 429: a browser in which a passkey proved the owner before
+// (its marker says so) has a budget of its own; any other spends its source's. So strangers
+// behind the owner's NAT, or in its IPv6 /64, spend only their share, never the owner's.
+func (s *server) limitCeremonies(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.takeAnonymous(r, s.ceremoniesByBrowser, s.ceremoniesBySource); err != nil {
+			return err
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+// takeAnonymous spends one token of r's budget: its browser's in byBrowser when its marker says
+// a passkey proved the owner in it before, else its source's in bySource.
+func (s *server) takeAnonymous(r *http.Request, byBrowser *limits[string], bySource *sourceLimits) error {
+	if id, ok := s.auth.KnownBrowser(r.Context(), browserMarkerOf(r)); ok {
+		return byBrowser.take(id)
 	}
+	return bySource.take(sourceOf(r))
 }

@@ -4,17 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 	"time"
 )
 
 func TestSourceLimits(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newSourceLimits(budget{every: 10 * time.Second, burst: 3}, 100, func() time.Time { return now })
+	l := newLimits[netip.Prefix](budget{every: 10 * time.Second, burst: 3}, 100, func() time.Time { return now })
 	from := func(addr string) error {
 		r := httptest.NewRequest("POST", "/login/begin", nil)
 		r.RemoteAddr = addr
-		return l.take(r)
+		return l.take(sourceOf(r))
 	}
 	for i := range 3 {
 		if err := from("192.0.2.1:1000"); err != nil {

@@ -56,16 +56,36 @@ func carriesKeys(next http.Handler) http.Handler {
 
 // crossOrigin refuses unsafe requests (POST, …) that a browser marks as coming from another
 // site, or whose Origin does not match Host (net/http.CrossOriginProtection). origins are the
-// configured WebAuthn origins, trusted in case a proxy rewrites Host.
+// configured WebAuthn origins, trusted in case a proxy rewrites Host. CrossOriginProtection
+// compares an Origin with Host alone, without its scheme, when a browser sends no Fetch
+// Metadata: so an Origin naming a scheme and host (anything but "null", which a browser sends
+// for its own POSTs under Referrer-Policy no-referrer) must be a configured origin too, which
+// refuses http://host when Maven is https://host, and the other way round.
 func (s *server) crossOrigin(origins []string) (func(http.Handler) http.Handler, error) {
 	cop := http.NewCrossOriginProtection()
+	configured := map[string]bool{}
 	for _, o := range origins {
 		if err := cop.AddTrustedOrigin(o); err != nil {
 			return nil, err
 		}
+		configured[o] = true
 	}
-	cop.SetDenyHandler(s.handle(func(http.ResponseWriter, *http.Request) error { return errCrossOrigin }))
-	return cop.Handler, nil
+	deny := s.handle(func(http.ResponseWriter, *http.Request) error { return errCrossOrigin })
+	cop.SetDenyHandler(deny)
+	return func(next http.Handler) http.Handler {
+		checked := cop.Handler(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.Method {
+			case http.MethodGet, http.MethodHead, http.MethodOptions:
+			default:
+				if o := r.Header.Get("Origin"); o != "" && o != "null" && !configured[o] {
+					deny.ServeHTTP(w, r)
+					return
+				}
+			}
+			checked.ServeHTTP(w, r)
+		})
+	}, nil
 }
 
 // sessionLoaded marks the context as carrying a loaded session (LoadAndSave ran), so the error

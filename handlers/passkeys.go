@@ -89,10 +89,11 @@ func (s *server) passkeyRenamePost(w http.ResponseWriter, r *http.Request) error
 	if err := readForm(w, r, maxJSONBody); err != nil {
 		return err
 	}
-	if _, err := s.auth.RenamePasskey(r.Context(), id, r.PostForm.Get("name")); err != nil {
+	p, err := s.auth.RenamePasskey(r.Context(), id, r.PostForm.Get("name"))
+	if err != nil {
 		return err
 	}
-	return s.passkeysChanged(w, r)
+	return s.passkeysChanged(w, r, "Renamed to “"+p.Name+"”.")
 }
 
 // passkeyRemovePost removes a passkey; requireStepUp has spent the grant for removing exactly
@@ -127,12 +128,17 @@ func (s *server) passkeyRemovePost(w http.ResponseWriter, r *http.Request) error
 	if err := s.reissue(w, r); err != nil {
 		return err
 	}
-	return s.passkeysChanged(w, r)
+	return s.passkeysChanged(w, r, "“"+p.Name+"” is removed: it can no longer sign in or unlock.")
 }
 
-// passkeysChanged answers a change to the passkeys: the list for htmx, the page otherwise.
-func (s *server) passkeysChanged(w http.ResponseWriter, r *http.Request) error {
-	return s.swapOrRedirect(w, r, "/passkeys", views.PartialPasskeyList, func() (any, error) { return s.passkeyList(r) })
+// passkeysChanged answers a change to the passkeys: the list saying what changed for htmx, the
+// page otherwise.
+func (s *server) passkeysChanged(w http.ResponseWriter, r *http.Request, message string) error {
+	return s.swapOrRedirect(w, r, "/passkeys", views.PartialPasskeyList, func() (any, error) {
+		list, err := s.passkeyList(r)
+		list.Message = message
+		return list, err
+	})
 }
 
 // enrollBeginPost begins the PRF assertion that lets passkey {id} unlock: right after it was

@@ -83,7 +83,7 @@ func TestSavePhrasesNeedsAStepUpForTheRowAsShown(t *testing.T) {
 
 	row := rowHTML(t, b.get("/tools").Body.String(), tool.ID)
 	for _, want := range []string{`<textarea id="phrases-` + itoa(tool.ID) + `" name="phrases"`, ">Save phrases</button>",
-		`aria-describedby="name-` + itoa(tool.ID) + `"`, "Voice cannot fill its arguments: add a phrase",
+		`aria-label="Save phrases for calc_add"`, `aria-label="Disable calc_add"`, "Voice cannot fill its arguments: add a phrase",
 		`<span class="visually-hidden"> for calc_add</span>`} {
 		if !strings.Contains(row, want) {
 			t.Errorf("the enabled row lacks %q:\n%s", want, row)

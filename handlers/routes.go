@@ -75,10 +75,12 @@ type VoiceGuides interface {
 	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
 }
 
-// ActivityFeed reads the activity feed (*activity.Log).
+// ActivityFeed reads the activity feed, and records the owner's security events in it
+// (*activity.Log).
 type ActivityFeed interface {
 	// Query fails with activity.ErrBadFilter for a filter that selects nothing sensible.
 	Query(ctx context.Context, f activity.Filter) (activity.Page, error)
+	Append(ctx context.Context, events ...activity.Event) error
 }
 
 // ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
@@ -110,7 +112,8 @@ type Deps struct {
 	Voice       VoiceTurner
 	VoiceTokens TokenChecker
 	// Guides and Phrases give enabled rows how to say them and their phrases box; Activity is
-	// the feed /activity shows. Each may be nil: no such line, box or page.
+	// the feed /activity shows, where the owner's changes to secrets and the recovery code are
+	// recorded. Each may be nil: no such line, box, page or record.
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed
@@ -174,10 +177,12 @@ type server struct {
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
 	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
-	// source; recovery codes in total too.
-	ceremoniesBySource *sourceLimits
-	recoveryBySource   *sourceLimits
-	recoveryTotal      *rate.Limiter
+	// source or per known browser; recovery codes in total too.
+	ceremoniesBySource  *sourceLimits
+	ceremoniesByBrowser *limits[string]
+	recoveryBySource    *sourceLimits
+	recoveryByBrowser   *limits[string]
+	recoveryTotal       *rate.Limiter
 }
 
 // Routes returns the whole URL surface of the daemon:
@@ -192,7 +197,8 @@ type server struct {
 //	            removing a passkey, setting or deleting a secret, a new recovery code
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
-// ceremony begins and recovery codes are rate-limited per source address. The connection of a
+// ceremony begins and recovery codes are rate-limited per source address, or per browser a
+// passkey proved the owner in before. The connection of a
 // request that carries key material (a recovery code, PRF output) closes once it is answered.
 // It is long on purpose (docs/style.md#sizes): the whole attack surface reads on one screen.
 func Routes(d Deps) (http.Handler, error) {
@@ -218,8 +224,10 @@ func Routes(d Deps) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.ceremoniesBySource = newSourceLimits(ceremonyBudget, maxSources, s.now)
-	s.recoveryBySource = newSourceLimits(recoveryBudget, maxSources, s.now)
+	s.ceremoniesBySource = newLimits[netip.Prefix](ceremonyBudget, maxSources, s.now)
+	s.ceremoniesByBrowser = newLimits[string](ceremonyBudget, maxSources, s.now)
+	s.recoveryBySource = newLimits[netip.Prefix](recoveryBudget, maxSources, s.now)
+	s.recoveryByBrowser = newLimits[string](recoveryBudget, maxSources, s.now)
 	s.recoveryTotal = recoveryTotal.limiter()
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
@@ -261,7 +269,7 @@ func Routes(d Deps) (http.Handler, error) {
 
 		// Reachable while locked: unlocking (which also signs the owner in), registering a
 		// passkey through a setup link (how a lost passkey is replaced), signing out, locking.
-		anonymous := s.limitBySource(s.ceremoniesBySource)
+		anonymous := s.limitCeremonies
 		r.Get("/unlock", s.handle(s.unlockPage))
 		r.With(anonymous).Post("/unlock/begin", s.handle(s.unlockBeginPost))
 		r.With(carriesKeys).Post("/unlock/finish", s.handle(s.unlockFinishPost))

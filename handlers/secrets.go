@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
+	"strings"
 
+	"maven/app/activity"
 	"maven/app/auth"
 	"maven/app/vault"
 	"maven/views"
@@ -62,7 +65,12 @@ func (s *server) secretSetPost(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.log.Info("secret set from the web", "name", name, "by", proofFrom(r.Context()).Owner())
-	return s.secretsChanged(w, r)
+	s.recordEvent(r.Context(), activity.ActionSecretSet, map[string]any{"secret": name})
+	msg := "“" + name + "” is set and sealed."
+	if users := s.secretUsers()[name]; len(users) > 0 {
+		msg += " The servers that use it (" + strings.Join(users, ", ") + ") start with it now."
+	}
+	return s.secretsChanged(w, r, msg)
 }
 
 // secretNamed approves action on the secret the form names (field "name"): a secret has no id,
@@ -97,12 +105,18 @@ func (s *server) secretDeletePost(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.log.Info("secret deleted from the web", "name", name, "by", proofFrom(r.Context()).Owner())
-	return s.secretsChanged(w, r)
+	s.recordEvent(r.Context(), activity.ActionSecretDeleted, map[string]any{"secret": name})
+	return s.secretsChanged(w, r, "“"+name+"” is deleted.")
 }
 
-// secretsChanged answers a change to the secrets: the card for htmx, the page otherwise.
-func (s *server) secretsChanged(w http.ResponseWriter, r *http.Request) error {
-	return s.swapOrRedirect(w, r, "/secrets", views.PartialSecrets, func() (any, error) { return s.secretsCard(r) })
+// secretsChanged answers a change to the secrets: the card saying what changed for htmx, the
+// page otherwise.
+func (s *server) secretsChanged(w http.ResponseWriter, r *http.Request, message string) error {
+	return s.swapOrRedirect(w, r, "/secrets", views.PartialSecrets, func() (any, error) {
+		card, err := s.secretsCard(r)
+		card.Message = message
+		return card, err
+	})
 }
 
 // recoveryRotatePost makes a new recovery code and shows it this once; requireStepUp has spent
@@ -113,6 +127,7 @@ func (s *server) recoveryRotatePost(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.log.Info("recovery code replaced from the web", "by", proofFrom(r.Context()).Owner())
+	s.recordEvent(r.Context(), activity.ActionRecoveryRotated, nil)
 	rc := views.RecoveryCard{HasVault: true, Code: code}
 	if isPartial(r) {
 		s.renderPartial(w, r, http.StatusOK, views.PartialRecovery, rc)
@@ -126,4 +141,15 @@ func (s *server) recoveryRotatePost(w http.ResponseWriter, r *http.Request) erro
 		Page: s.pageInfo(r, "Secrets", "secrets"), Card: card, Recovery: rc,
 	})
 	return nil
+}
+
+// recordEvent appends the owner's security event to the activity feed: what changed, never a
+// value. The change is made already, so a failure to record is logged, not answered.
+func (s *server) recordEvent(ctx context.Context, action string, detail map[string]any) {
+	if s.activity == nil {
+		return
+	}
+	if err := s.activity.Append(ctx, activity.Event{Actor: "owner", Action: action, Detail: detail}); err != nil {
+		s.log.Error("record "+action, "err", err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+
+	"maven/app/auth"
 )
 
 // Session limits. scs enforces both too, but RenewToken resets its absolute deadline and every
@@ -26,6 +28,10 @@ const (
 	// ceremonyID).
 	ceremonyCookieName    = "maven_ceremony"
 	ceremonyCookieNameTLS = "__Host-maven-ceremony"
+	// The browser marker says a passkey proved the owner in this browser before (see
+	// limitCeremonies); it outlives sessions and restarts.
+	browserCookieName    = "maven_browser"
+	browserCookieNameTLS = "__Host-maven-browser"
 )
 
 // Session keys.
@@ -131,10 +137,37 @@ func (s *server) ceremonyCookie(id string, maxAge int) *http.Cookie {
 	return c
 }
 
+// browserMarkerOf reads the browser's marker; "" when it has none.
+func browserMarkerOf(r *http.Request) string {
+	for _, name := range []string{browserCookieNameTLS, browserCookieName} {
+		if c, err := r.Cookie(name); err == nil {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// rememberBrowser gives the browser a marker, issued anew, now that a passkey proved the owner
+// in it. Without one the browser only shares its address's budget, so a failure is logged, not
+// the sign-in's.
+func (s *server) rememberBrowser(w http.ResponseWriter, r *http.Request) {
+	marker, err := s.auth.RememberBrowser(r.Context(), browserMarkerOf(r))
+	if err != nil {
+		s.log.Error("remember the browser", "err", err)
+		return
+	}
+	c := &http.Cookie{Name: browserCookieName, Value: marker, Path: "/", MaxAge: int(auth.BrowserMarkerLifetime / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.sessions.Cookie.Secure}
+	if c.Secure {
+		c.Name = browserCookieNameTLS
+	}
+	http.SetCookie(w, c)
+}
+
 // signIn makes the session the owner's after a passkey proved them: a new token (the
 // pre-sign-in cookie becomes useless), a new id (whatever an old one held is forgotten), the
 // sign-in time and deadline, and the epoch it belongs to. The browser's anonymous ceremonies
-// end.
+// end, and it is remembered as the owner's.
 func (s *server) signIn(w http.ResponseWriter, r *http.Request, passkey int64) error {
 	ctx := r.Context()
 	old := s.sessions.GetString(ctx, keySID)
@@ -145,6 +178,7 @@ func (s *server) signIn(w http.ResponseWriter, r *http.Request, passkey int64) e
 		s.auth.EndSession(old)
 	}
 	s.endCeremonies(w, r)
+	s.rememberBrowser(w, r)
 	now := s.now()
 	s.sessions.Put(ctx, keySID, newSID())
 	s.sessions.Put(ctx, keyPasskey, passkey)

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -431,6 +432,43 @@ func TestCrossOriginPostIsRefused(t *testing.T) {
 	mustOK(t, "same-origin enable", b.enable(tool))
 }
 
+// TestOriginOfTheOtherSchemeIsRefused: an Origin naming Maven's host by the other scheme
+// (https://host when Maven is http://host, and the other way round) is another origin, refused
+// on an unsafe method whatever Fetch Metadata says; net/http's check alone compares only the
+// host when a browser sends none. The configured origin goes through, and so does a browser's
+// "null" (its own POSTs under Referrer-Policy no-referrer) with Fetch Metadata.
+func TestOriginOfTheOtherSchemeIsRefused(t *testing.T) {
+	for _, tt := range []struct{ configured, other string }{
+		{"http://" + testHost, "https://" + testHost},
+		{"https://" + testHost, "http://" + testHost},
+	} {
+		f := newFixture(t)
+		f.origins = []string{tt.configured}
+		f.tls = strings.HasPrefix(tt.configured, "https:")
+		f.boot()
+		b := f.browser()
+		for _, site := range []string{"", "same-origin", "same-site", "cross-site", "none"} {
+			h := http.Header{"Origin": {tt.other}}
+			if site != "" {
+				h.Set("Sec-Fetch-Site", site)
+			}
+			b.siteHeader = ""
+			if r := b.do(http.MethodPost, "/logout", nil, h); r.Code != http.StatusForbidden {
+				t.Errorf("Maven at %s, POST with Origin %s, Sec-Fetch-Site %q: %d, want 403", tt.configured, tt.other, site, r.Code)
+			}
+		}
+		for _, h := range []http.Header{
+			{"Origin": {tt.configured}},
+			{"Origin": {tt.configured}, "Sec-Fetch-Site": {"same-origin"}},
+			{"Origin": {"null"}, "Sec-Fetch-Site": {"same-origin"}},
+		} {
+			if r := b.do(http.MethodPost, "/logout", nil, h); r.Code != http.StatusSeeOther {
+				t.Errorf("Maven at %s, POST with %v: %d, want 303", tt.configured, h, r.Code)
+			}
+		}
+	}
+}
+
 func TestStepUpBeginRefusesWhatCannotBeApproved(t *testing.T) {
 	f := newFixture(t)
 	b := f.signUp(authtest.New(testOrigin))
@@ -496,6 +534,32 @@ func TestBatchStepUpNamesEveryItem(t *testing.T) {
 	}
 }
 
+// TestAskingForAStepUpIsNoFailure: the 403 that asks for a step-up is how every step-up begins:
+// the log records it at debug as a step-up asked, not as a request that failed; a real refusal
+// is still a failure.
+func TestAskingForAStepUpIsNoFailure(t *testing.T) {
+	f := newFixture(t)
+	b := f.signUp(authtest.New(testOrigin))
+	tool := f.propose("restart_router")
+	if r := b.enable(tool); r.Code != http.StatusForbidden || r.Header().Get("HX-Trigger") == "" {
+		t.Fatalf("enable without a step-up: %d %v", r.Code, r.Header())
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, `msg="step-up asked" method=POST path=/tools/`+itoa(tool.ID)+`/enable action=enable_tool`) ||
+		strings.Contains(logs, `msg="request failed" method=POST path=/tools/`+itoa(tool.ID)+`/enable`) {
+		t.Fatalf("the step-up asked for is logged as:\n%s", logs)
+	}
+	if r := b.htmx(http.MethodPost, "/tools/999/disable", nil); r.Code != http.StatusNotFound {
+		t.Fatalf("disable of no row: %d", r.Code)
+	}
+	if !strings.Contains(f.logs.String(), `msg="request failed" method=POST path=/tools/999/disable status=404`) {
+		t.Fatal("a real refusal is no longer logged as a failure")
+	}
+}
+
+// TestCeremonyOriginMustBeConfigured: a ceremony begun with an Origin that is not configured,
+// though the browser calls it same-origin, is refused before it begins: by the cross-origin
+// check, which wants a configured Origin, and behind it by auth's own check of the origin.
 func TestCeremonyOriginMustBeConfigured(t *testing.T) {
 	f := newFixture(t)
 	b := f.browser()
@@ -504,8 +568,11 @@ func TestCeremonyOriginMustBeConfigured(t *testing.T) {
 	req := b.do(http.MethodPost, "/login/begin", strings.NewReader("{}"), http.Header{
 		"Content-Type": {"application/json"}, "Sec-Fetch-Site": {"same-origin"},
 	})
-	if req.Code != http.StatusBadRequest {
+	if req.Code != http.StatusForbidden || strings.Contains(req.Body.String(), "publicKey") {
 		t.Fatalf("begin from an unconfigured origin: %d %s", req.Code, req.Body.String())
+	}
+	if _, err := f.auth.BeginLogin(t.Context(), "sid", "http://localhost:9999"); !errors.Is(err, auth.ErrBadOrigin) {
+		t.Fatalf("auth began a sign-in for an unconfigured origin: %v", err)
 	}
 }
 

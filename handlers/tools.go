@@ -36,25 +36,75 @@ func stateLabel(st allowlist.State) string {
 	return string(st)
 }
 
-// toolsView is what one view of /tools shows: the search text, the state filter and the page.
+// toolsView is what one view of /tools shows: the search text, the state filter, the rows
+// chosen by id (the tools of one discovery, which /activity links to) and the page.
 type toolsView struct {
 	q     string
 	state allowlist.State // "" for every state
+	ids   []int64         // nil for every row
 	page  int
 }
 
-// viewFrom reads a view from a query string; an unknown state shows every state.
+// maxChosen bounds the ids a view of /tools names.
+const maxChosen = 1000
+
+// viewFrom reads a view from a query string; an unknown state shows every state, and ids that
+// do not read as ids ("3,5-9") choose none.
 func viewFrom(v url.Values) toolsView {
 	q := strings.TrimSpace(v.Get("q"))
 	if len(q) > maxQueryLen {
 		q = q[:maxQueryLen]
 	}
-	view := toolsView{q: q}
+	view := toolsView{q: q, ids: parseIDs(v.Get("ids"))}
 	if st := allowlist.State(v.Get("state")); slices.Contains(allowlist.States(), st) {
 		view.state = st
 	}
 	view.page, _ = strconv.Atoi(v.Get("page"))
 	return view
+}
+
+// parseIDs reads ids written as idsParam writes them, at most maxChosen; nil for "" or for
+// anything else.
+func parseIDs(s string) []int64 {
+	if s == "" || len(s) > 16*maxChosen {
+		return nil
+	}
+	var ids []int64
+	for part := range strings.SplitSeq(s, ",") {
+		from, to, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(from, 10, 64)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.ParseInt(to, 10, 64)
+		}
+		if err != nil || a <= 0 || b < a || b-a >= maxChosen || len(ids)+int(b-a) >= maxChosen {
+			return nil
+		}
+		for id := a; id <= b; id++ {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// idsParam writes ids, sorted, as a short list: runs of consecutive ids as ranges ("3,5-9").
+func idsParam(ids []int64) string {
+	sorted := slices.Sorted(slices.Values(ids))
+	sorted = slices.Compact(sorted)
+	var parts []string
+	for i := 0; i < len(sorted); {
+		j := i
+		for j+1 < len(sorted) && sorted[j+1] == sorted[j]+1 {
+			j++
+		}
+		part := strconv.FormatInt(sorted[i], 10)
+		if j > i {
+			part += "-" + strconv.FormatInt(sorted[j], 10)
+		}
+		parts = append(parts, part)
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }
 
 // viewOfPage is the view of /tools an htmx action came from (its HX-Current-URL), so that its
@@ -75,6 +125,9 @@ func (v toolsView) url(page int) string {
 	}
 	if v.state != "" {
 		q.Set("state", string(v.state))
+	}
+	if v.ids != nil {
+		q.Set("ids", idsParam(v.ids))
 	}
 	if page > 0 {
 		q.Set("page", strconv.Itoa(page))
@@ -118,7 +171,10 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		return views.ToolList{}, err
 	}
 	list := views.ToolList{Query: view.q, State: string(view.state), Filters: filters}
-	filter := allowlist.Filter{Query: view.q, Order: allowlist.OrderByServer}
+	filter := allowlist.Filter{Query: view.q, IDs: view.ids, Order: allowlist.OrderByServer}
+	if view.ids != nil {
+		list.Chosen, list.AllURL = len(view.ids), toolsView{q: view.q, state: view.state}.url(0)
+	}
 	if view.state != "" {
 		filter.States = []allowlist.State{view.state}
 		list.Total = counts[view.state]
@@ -155,8 +211,8 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if page < pages {
 		list.Pager.NextURL = view.url(page + 1)
 	}
-	all := counts // without search text, the filters counted the whole allowlist already
-	if view.q != "" {
+	all := counts // without search text or chosen rows, the filters counted the whole allowlist already
+	if view.q != "" || view.ids != nil {
 		if all, err = s.allowlistCounts(r); err != nil {
 			return views.ToolList{}, err
 		}
@@ -165,6 +221,8 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	switch {
 	case view.q != "":
 		list.Empty = fmt.Sprintf("No tool matches “%s”.", view.q)
+	case view.ids != nil:
+		list.Empty = "None of the chosen tools is in this view."
 	case view.state != "" && list.Total == 0 && countsTotal(all) > 0:
 		list.Empty = fmt.Sprintf("No tool is %s.", strings.ToLower(stateLabel(view.state)))
 	default:
@@ -182,14 +240,14 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 // stateFilters are the links "All" and one per state, each with the count of rows matching
 // the view's search, and those counts.
 func (s *server) stateFilters(r *http.Request, view toolsView) (views.Filters, map[allowlist.State]int, error) {
-	counts, err := s.tools.CountByState(r.Context(), allowlist.Filter{Query: view.q})
+	counts, err := s.tools.CountByState(r.Context(), allowlist.Filter{Query: view.q, IDs: view.ids})
 	if err != nil {
 		return views.Filters{}, nil, err
 	}
-	all := toolsView{q: view.q}
+	all := toolsView{q: view.q, ids: view.ids}
 	f := views.Filters{Items: []views.StateFilter{{Label: "All", Count: countsTotal(counts), URL: all.url(0), Current: view.state == ""}}}
 	for _, st := range allowlist.States() {
-		v := toolsView{q: view.q, state: st}
+		v := toolsView{q: view.q, state: st, ids: view.ids}
 		f.Items = append(f.Items, views.StateFilter{State: string(st), Label: stateLabel(st), Count: counts[st], URL: v.url(0), Current: view.state == st})
 	}
 	return f, counts, nil

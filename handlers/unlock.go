@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -46,8 +47,20 @@ func (s *server) unlockPage(w http.ResponseWriter, r *http.Request) error {
 func (s *server) renderUnlock(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	s.renderPage(w, r, status, views.PageUnlock, views.UnlockPage{
 		Page: s.pageInfo(r, "Unlock", ""), Reach: s.reach(r), HasVault: s.vault.HasVault(), Locked: s.vault.Locked(),
-		Error: msg, RecoveryOpen: msg != "",
+		Error: msg, RecoveryOpen: msg != "", ExplainPRF: s.somePasskeyLacksPRF(r),
 	})
+}
+
+// somePasskeyLacksPRF reports whether a registered passkey cannot do PRF, or none is registered:
+// only then does the unlock page say which passkeys can unlock. When the passkeys cannot be read,
+// it says so too, to be safe.
+func (s *server) somePasskeyLacksPRF(r *http.Request) bool {
+	ps, err := s.auth.Passkeys(r.Context())
+	if err != nil {
+		s.log.Error("unlock page: read the passkeys", "err", err)
+		return true
+	}
+	return len(ps) == 0 || slices.ContainsFunc(ps, func(p auth.Passkey) bool { return !p.CanUnlock() })
 }
 
 // unlockBeginPost begins the unlock assertion: every passkey of the owner may answer, and each
@@ -132,10 +145,10 @@ func (s *server) unlockRecoveryPost(w http.ResponseWriter, r *http.Request) erro
 	if err := readForm(w, r, maxRecoveryForm); err != nil {
 		return err
 	}
-	// Each source has its own budget of attempts, and all of them share one that bounds the
-	// Argon2id work: a stranger guessing codes slows down only themselves, and can never push
-	// the owner into a back-off.
-	err := s.recoveryBySource.take(r)
+	// Each source (or browser the owner signed in with before) has its own budget of attempts,
+	// and all of them share one that bounds the Argon2id work: a stranger guessing codes slows
+	// down only themselves, and can never push the owner into a back-off.
+	err := s.takeAnonymous(r, s.recoveryByBrowser, s.recoveryBySource)
 	if err == nil {
 		err = take(s.recoveryTotal, s.now())
 	}

@@ -303,6 +303,18 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// TestUnlockPageExplainsPRFOnlyWhenItMatters: when every registered passkey can do PRF, the
+// locked /unlock page does not explain which passkeys can unlock; it is there to unlock.
+func TestUnlockPageExplainsPRFOnlyWhenItMatters(t *testing.T) {
+	vf := newVaultFixture(t, "")
+	vf.setUp(authtest.New(testOrigin))
+	vf.boot()
+	page := vf.browser().get("/unlock").Body.String()
+	if !strings.Contains(page, "Unlock with passkey") || strings.Contains(page, "a passkey must support the “PRF” extension") {
+		t.Fatalf("/unlock with only PRF passkeys:\n%s", page)
+	}
+}
+
 func TestPasskeyWithoutPRFSignsInButCannotUnlock(t *testing.T) {
 	vf := newVaultFixture(t, "")
 	laptop := authtest.New(testOrigin)
@@ -324,6 +336,10 @@ func TestPasskeyWithoutPRFSignsInButCannotUnlock(t *testing.T) {
 	page := nb.get("/unlock").Body.String()
 	if !strings.Contains(page, "can sign you in, but it cannot") || !strings.Contains(page, "Use the recovery code") {
 		t.Fatalf("/unlock does not say it plainly:\n%s", page)
+	}
+	// A registered passkey lacks PRF: the page says which passkeys can unlock.
+	if !strings.Contains(page, "a passkey must support the “PRF” extension") {
+		t.Fatal("/unlock does not say which passkeys can unlock, with one registered that cannot")
 	}
 	if !strings.Contains(vf.logs.String(), "outcome=no_slot") {
 		t.Fatal("the attempt was not logged")
@@ -536,7 +552,12 @@ func TestNewRecoveryCodeReplacesTheOldOne(t *testing.T) {
 		t.Fatalf("no code shown:\n%s", r.Body.String())
 	}
 	newCode := r.Body.String()[i+len("<code data-recovery-code>"):]
-	newCode = newCode[:strings.Index(newCode, "<")]
+	newCode = newCode[:strings.Index(newCode, "</code>")]
+	// The code may wrap only at its hyphens: a break opportunity after each, none elsewhere.
+	if strings.Count(newCode, "-<wbr>") != 6 {
+		t.Fatalf("the code %q does not offer a break after each hyphen", newCode)
+	}
+	newCode = strings.ReplaceAll(newCode, "<wbr>", "")
 	if newCode == oldCode || len(newCode) != 34 {
 		t.Fatalf("new code %q, old %q", newCode, oldCode)
 	}

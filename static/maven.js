@@ -294,7 +294,16 @@
       'The recovery code below unlocks it when no passkey can. Keep it in a password manager or ' +
       'write it down now: it is shown this once.'));
     const p = element('p', { class: 'code' });
-    p.appendChild(element('code', { 'data-recovery-code': '' }, code));
+    // It wraps only between its groups, at the hyphens.
+    const c = element('code', { 'data-recovery-code': '' });
+    code.split('-').forEach(function (group, i) {
+      if (i > 0) {
+        c.append('-');
+        c.appendChild(document.createElement('wbr'));
+      }
+      c.append(group);
+    });
+    p.appendChild(c);
     section.appendChild(p);
     const tools = element('p', { class: 'actions' });
     tools.appendChild(element('button', { type: 'button', 'data-action': 'copy-recovery' }, 'Copy'));

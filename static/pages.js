@@ -15,7 +15,13 @@
 
   document.addEventListener('toggle', function (event) {
     const details = event.target;
-    if (restoring || !(details instanceof HTMLDetailsElement) || !details.classList.contains('server-details')) return;
+    if (restoring || !(details instanceof HTMLDetailsElement)) return;
+    if (details.classList.contains('pending-command')) {
+      // A command line waiting for approval, unfolded: it stays so for as long as it waits.
+      opened.set('command:' + details.dataset.command, { open: details.open });
+      return;
+    }
+    if (!details.classList.contains('server-details')) return;
     const server = details.closest('[data-server]');
     if (server) opened.set(server.dataset.server, { open: details.open, state: server.dataset.state });
   }, true);
@@ -57,6 +63,10 @@
       const details = server.querySelector('details.server-details');
       if (choice && details && choice.state === server.dataset.state) details.open = choice.open;
     });
+    card.querySelectorAll('details.pending-command').forEach(function (details) {
+      const choice = opened.get('command:' + details.dataset.command);
+      if (choice) details.open = choice.open;
+    });
     // toggle events are queued: let them pass before listening again.
     setTimeout(function () { restoring = false; }, 0);
     if (!kept) return;
@@ -92,7 +102,8 @@
     if (row) place = document.getElementById('tool-' + row[1]) || document.getElementById('moved-' + row[1]);
     else if (target === '#tool-list') place = document.getElementById('batch-feedback');
     else if (target === '#mcp-servers') place = document.getElementById('mcp-servers');
-    if (target === '#recovery') place = document.querySelector('#recovery [data-focus]');
+    // A new recovery code, a secret set or deleted, a passkey renamed or removed: what it did.
+    if (target === '#recovery' || target === '#secrets' || target === '#passkey-list') place = document.querySelector(target + ' [data-focus]');
     if (!place) return;
     if (place.matches('[data-focus]')) {
       place.focus();

@@ -9,6 +9,7 @@ type ActivityPage struct {
 
 // ActivityFilters is the filter form as the owner last submitted it.
 type ActivityFilters struct {
+	Kinds    []Option // "all", then voice, changes and servers: the switch
 	Outcomes []Option // "any", then every voice outcome
 	Tool     string
 	Tools    []string // the allowlist's names, offered while typing
@@ -51,8 +52,13 @@ type ActivityEntry struct {
 	OutcomeLabel string
 	Tone         string // "ok", "calm" or "trouble": how the outcome or state is shown
 	Utterance    Text   // a voice turn's words
+	Reply        Text   // what Maven said back to them
 	Args         []Fact // the arguments a run was bound to
-	Facts        []Fact // the rest of what the event records
+	// Server and ToolsURL make the entry the one line of the tools a discovery proposed: the
+	// server (if known) and /tools showing only those tools; What says how many.
+	Server   Text
+	ToolsURL string
+	Facts    []Fact // the rest of what the event records
 }
 
 // Fact is one labelled value of an event; Code shows it as code (a command line, phrases). An

@@ -1,5 +1,7 @@
 package views
 
+import "strings"
+
 // Page is what every full page carries for the layout.
 type Page struct {
 	Title    string
@@ -21,7 +23,14 @@ type Reach struct {
 	Origin      string // the first configured origin
 	LocalOnly   bool   // every origin is on localhost: only this machine, or a tunnel, reaches it
 	Tunnel      string // "ssh -L 8080:localhost:8080 you@HOST"
-	TunnelHost  string // HOST in Tunnel, as the browser named this machine ("" when not known)
+	// TunnelHost is HOST in Tunnel, as the browser named this machine: only a host name or an
+	// IP address, never anything else the Host header held ("" when not known).
+	TunnelHost string
+	// TunnelPort is the port of localhost the browser asked at when the origins are on
+	// localhost at other ports: a tunnel whose two ends differ. TunnelOrigin is the origin that
+	// port would need. "" otherwise.
+	TunnelPort   string
+	TunnelOrigin string
 }
 
 // Segment is a run of text, or one hidden character spelled out as its code point.
@@ -91,6 +100,10 @@ type ToolList struct {
 	Selectable bool
 	// Result is what a batch approval did, shown beside its button.
 	Result *BatchResult
+	// Chosen is how many rows the view chose by id (the tools of one discovery), 0 for none;
+	// AllURL is the same view of every row.
+	Chosen int
+	AllURL string
 }
 
 // Filters are the state filter's links; OOB renders them for an out-of-band swap, when an
@@ -325,6 +338,8 @@ type PasskeysPage struct {
 type PasskeyList struct {
 	Passkeys  []PasskeyRow
 	CanRemove bool // false when only one is left
+	// Message says what the action that rendered the list did ("" for none); the page focuses it.
+	Message string
 }
 
 // PasskeyRow is one passkey.
@@ -371,7 +386,10 @@ type ErrorPage struct {
 // how to get there from where the owner is.
 type WrongHostPage struct {
 	Page
-	Host  string // the address asked for
+	Host string // the address asked for
+	// Path is the path and query asked for: the links to the origins keep it (a setup link's
+	// token with it).
+	Path  string
 	Reach Reach
 }
 
@@ -390,6 +408,9 @@ type UnlockPage struct {
 	Error    string // why the recovery code did not unlock
 	// RecoveryOpen unfolds the recovery code form (after a failed attempt).
 	RecoveryOpen bool
+	// ExplainPRF says which passkeys can unlock: a registered passkey lacks PRF (or none is
+	// registered), so it matters here.
+	ExplainPRF bool
 }
 
 // SecretsPage is /secrets.
@@ -405,6 +426,8 @@ type SecretsCard struct {
 	HasVault bool
 	Secrets  []SecretItem
 	Missing  int // secrets servers refer to that are not set
+	// Message says what the action that rendered the card did ("" for none); the page focuses it.
+	Message string
 }
 
 // SecretItem is one secret, by name: never its value.
@@ -421,3 +444,6 @@ type RecoveryCard struct {
 	Used     bool   // the current code has unlocked the vault
 	Code     string // a code just made, shown this once; "" otherwise
 }
+
+// Groups are the code's groups of characters: the page lets it wrap only between them.
+func (c RecoveryCard) Groups() []string { return strings.Split(c.Code, "-") }

@@ -1,7 +1,8 @@
 // Package activity is the owner's view of what Maven did: every voice turn (those that matched
-// nothing included) with its utterance, outcome and bound arguments, confirms and cancels,
-// enables and disables, command-line approvals, locks and unlocks, and MCP servers' state
-// changes, newest first, in pages. Changes of an allowlist row reach it from the row's audit
+// nothing included) with its utterance, outcome, bound arguments and reply, confirms and
+// cancels, enables and disables, command-line approvals, locks and unlocks, MCP servers' state
+// changes, and security events (passkeys, secrets, the recovery code, setup links), newest
+// first, in pages. Changes of an allowlist row reach it from the row's audit
 // trail (allowlist events); everything else — voice turns above all — is appended here. It is
 // read by `maven events` and /activity.
 package activity
@@ -11,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -42,7 +44,48 @@ const (
 	ActionSignInFailed    = "oauth_sign_in_failed"
 	ActionTokenRevoked    = "oauth_token_revoked"
 	ActionSignInForgotten = "oauth_forgotten"
+	// Security events: the owner's passkeys, secrets and recovery code, and setup links. Their
+	// detail names what changed, never a secret's value, a token or a code.
+	ActionPasskeyAdded    = "passkey_added"
+	ActionPasskeyRenamed  = "passkey_renamed"
+	ActionPasskeyRemoved  = "passkey_removed"
+	ActionSecretSet       = "secret_set"
+	ActionSecretDeleted   = "secret_deleted"
+	ActionRecoveryRotated = "recovery_code_rotated"
+	ActionSetupLinkIssued = "setup_link_issued"
 )
+
+// Kind is one of the feed's three kinds of entry, the switch of /activity.
+type Kind string
+
+// The kinds: voice turns; what the servers did (their states, command lines approved, OAuth
+// sign-ins); and every other change, the owner's and the allowlist's (rows proposed, enabled
+// and disabled, phrases, locks, passkeys, secrets, setup links).
+const (
+	KindVoice   Kind = "voice"
+	KindChanges Kind = "changes"
+	KindServers Kind = "servers"
+)
+
+// Kinds are the kinds, in the order the switch offers them.
+func Kinds() []Kind { return []Kind{KindVoice, KindChanges, KindServers} }
+
+// serverActions are the actions of KindServers.
+var serverActions = []string{ActionServerState, "command_approved", ActionSignedIn, ActionSignInFailed, ActionTokenRevoked, ActionSignInForgotten}
+
+// Actions returns the actions k selects, or with except true those it leaves out: KindChanges
+// is everything that is neither a voice turn nor a server's.
+func (k Kind) Actions() (actions []string, except bool) {
+	switch k {
+	case KindVoice:
+		return []string{ActionVoiceTurn}, false
+	case KindServers:
+		return slices.Clone(serverActions), false
+	case KindChanges:
+		return append([]string{ActionVoiceTurn}, serverActions...), true
+	}
+	return nil, false
+}
 
 // Filter selects a page of the feed. Zero fields select everything.
 type Filter struct {
@@ -51,7 +94,9 @@ type Filter struct {
 	Outcome      string // a voice outcome, such as "no_match"
 	Tool         string // a row's name
 	Action       string // such as "voice_turn" or "enabled"
-	// Before continues a listing: only entries with a smaller id (Page.Next of the page before).
+	Kind         Kind   // one kind of entry
+	// Before continues a listing: only the entries after the one with this id in the feed's
+	// order (Page.Next of the page before).
 	Before int64
 	// Limit is the most entries a page holds: DefaultLimit when 0, at most MaxLimit.
 	Limit int
@@ -71,7 +116,8 @@ func (f Filter) Day(t time.Time) Filter {
 	return f
 }
 
-// Page is one page of the feed, newest first.
+// Page is one page of the feed, newest first: by time, then by id, so that entries an upgrade
+// copied into the feed in blocks read in the order they happened.
 type Page struct {
 	Entries []Entry
 	// Next is the Filter.Before that lists the following (older) page; 0 when this is the last.
@@ -82,7 +128,8 @@ type Page struct {
 type Store interface {
 	// AppendActivity adds entries, in order and in one transaction, and sets their IDs.
 	AppendActivity(ctx context.Context, entries []*Entry) error
-	// ListActivity returns at most f.Limit entries matching f, newest (highest id) first.
+	// ListActivity returns at most f.Limit entries matching f, newest first: latest at, then
+	// highest id. f.Before names the entry the listing continues after.
 	ListActivity(ctx context.Context, f Filter) ([]Entry, error)
 }
 
@@ -149,6 +196,8 @@ func (l *Log) Query(ctx context.Context, f Filter) (Page, error) {
 		return Page{}, fmt.Errorf("%w: limit and before cannot be negative", ErrBadFilter)
 	case !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since):
 		return Page{}, fmt.Errorf("%w: until is before since", ErrBadFilter)
+	case f.Kind != "" && !slices.Contains(Kinds(), f.Kind):
+		return Page{}, fmt.Errorf("%w: no kind %q", ErrBadFilter, f.Kind)
 	case f.Limit == 0:
 		f.Limit = DefaultLimit
 	case f.Limit > MaxLimit:

@@ -56,6 +56,8 @@ type Filter struct {
 	Scope  string
 	States []State
 	Source string
+	// IDs, when not nil, keeps only the rows with these ids.
+	IDs []int64
 	// Query keeps the rows whose name, scope (and so server), command (and so the MCP tool's
 	// own name) or description contains it, case-insensitively for ASCII letters. It is matched
 	// literally: % and _ are not wildcards.

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
+
+	"maven/app/activity"
 )
 
 // Errors of the auth package. Handlers map each to a status and a message fit for the owner;
@@ -72,6 +75,14 @@ type Config struct {
 	SetupLinkTTL    time.Duration
 	Now             func() time.Time // the clock; time.Now when nil
 	Logger          *slog.Logger
+	// Activity records the security events: passkeys added, renamed and removed, setup links
+	// issued. Nil records none.
+	Activity Recorder
+}
+
+// Recorder appends events to the activity feed (*activity.Log).
+type Recorder interface {
+	Append(ctx context.Context, events ...activity.Event) error
 }
 
 // Service runs the passkey ceremonies and holds, in memory, the ceremonies in progress and the
@@ -93,6 +104,8 @@ type Service struct {
 	pending map[pendingKey]ceremony
 	grants  map[string][]grant   // by session id
 	setups  map[string]time.Time // session id → until when its redeemed setup link lets it register
+	// markerKey signs browser markers (see RememberBrowser); nil until first read from the store.
+	markerKey []byte
 }
 
 // New returns a Service over store. The WebAuthn relying party is built once here, with
@@ -149,6 +162,17 @@ func New(store Store, cfg Config) (*Service, error) {
 // epoch is void (docs/security.md#req-13), so a restart, a new passkey or a removed one ends every
 // session.
 func (s *Service) Epoch() string { return fmt.Sprintf("%s.%d", s.boot, s.passkeySets.Load()) }
+
+// recordEvent appends a security event by actor to the activity feed. The change it records is made
+// already, so a failure to record is logged, not returned.
+func (s *Service) recordEvent(ctx context.Context, actor, action string, detail map[string]any) {
+	if s.cfg.Activity == nil {
+		return
+	}
+	if err := s.cfg.Activity.Append(ctx, activity.Event{Actor: actor, Action: action, Detail: detail}); err != nil {
+		s.log.Error("auth: record "+action, "err", err)
+	}
+}
 
 // StepUpWindow is how long a step-up stays valid.
 func (s *Service) StepUpWindow() time.Duration { return s.cfg.StepUpWindow }

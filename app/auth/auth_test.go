@@ -66,7 +66,7 @@ func must[T any](v T, err error) T {
 func register(t *testing.T, s *auth.Service, a *authtest.Authenticator, sid string) auth.Passkey {
 	t.Helper()
 	ctx := context.Background()
-	link := must(s.NewSetupLink(ctx))
+	link := must(s.NewSetupLink(ctx, "test"))
 	creation := must(s.BeginSetup(ctx, sid, origin, link.Token))
 	resp := must(a.Create(must(json.Marshal(creation))))
 	parsed := must(protocol.ParseCredentialCreationResponseBytes(resp))
@@ -254,7 +254,7 @@ func TestBeginRefusesUnconfiguredOriginAndUnknownAction(t *testing.T) {
 func TestSetupLinkRetryInTheSameSession(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
-	link := must(s.NewSetupLink(ctx))
+	link := must(s.NewSetupLink(ctx, "test"))
 	if err := s.CheckSetupToken(ctx, link.Token); err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +266,31 @@ func TestSetupLinkRetryInTheSameSession(t *testing.T) {
 	}
 	if err := s.CheckSetupToken(ctx, link.Token); !errors.Is(err, auth.ErrSetupLinkInvalid) {
 		t.Fatalf("used link still checks: %v", err)
+	}
+}
+
+// TestNewSetupLinkVoidsTheEarlierOnes: a new setup link voids every earlier one, one not yet
+// used and one a session used but has not registered with yet, in the database and in the
+// in-memory store alike.
+func TestNewSetupLinkVoidsTheEarlierOnes(t *testing.T) {
+	dbBacked, _ := newService(t)
+	inMemory := must(auth.New(authtest.NewStore(), auth.Config{RPID: "localhost", Origins: []string{origin}}))
+	for name, s := range map[string]*auth.Service{"db": dbBacked, "authtest": inMemory} {
+		ctx := context.Background()
+		unused := must(s.NewSetupLink(ctx, "test"))
+		redeemed := must(s.NewSetupLink(ctx, "test"))
+		must(s.BeginSetup(ctx, "s1", origin, redeemed.Token))
+		if err := s.CheckSetupToken(ctx, unused.Token); !errors.Is(err, auth.ErrSetupLinkInvalid) {
+			t.Errorf("%s: the first link still works after the second: %v", name, err)
+		}
+		fresh := must(s.NewSetupLink(ctx, "test"))
+		if _, err := s.BeginSetup(ctx, "s1", origin, ""); !errors.Is(err, auth.ErrSetupLinkInvalid) {
+			t.Errorf("%s: a session that used an earlier link may still register: %v", name, err)
+		}
+		if err := s.CheckSetupToken(ctx, fresh.Token); err != nil {
+			t.Errorf("%s: the newest link: %v", name, err)
+		}
+		must(s.BeginSetup(ctx, "s2", origin, fresh.Token))
 	}
 }
 
@@ -355,7 +380,7 @@ func TestEpochChangesWithEveryStartAndPasskeyChange(t *testing.T) {
 	}
 	ctx := context.Background()
 	register2 := func() {
-		link := must(s.NewSetupLink(ctx))
+		link := must(s.NewSetupLink(ctx, "test"))
 		creation := must(s.BeginSetup(ctx, "s2", origin, link.Token))
 		parsed := must(protocol.ParseCredentialCreationResponseBytes(must(authtest.New(origin).Create(must(json.Marshal(creation))))))
 		must(s.FinishRegistration(ctx, "s2", parsed, "second"))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"maven/app/activity"
 )
 
 // Passkeys returns the owner's passkeys, oldest first.
@@ -45,8 +47,15 @@ func (s *Service) RenamePasskey(ctx context.Context, id int64, name string) (Pas
 	if name == "" {
 		return Passkey{}, fmt.Errorf("%w: a name is required", ErrInvalidName)
 	}
+	old, err := s.store.Passkey(ctx, id)
+	if err != nil {
+		return Passkey{}, err
+	}
 	if err := s.store.RenamePasskey(ctx, id, name); err != nil {
 		return Passkey{}, err
+	}
+	if old.Name != name {
+		s.recordEvent(ctx, "owner", activity.ActionPasskeyRenamed, map[string]any{"passkey": id, "passkey_name": name, "old_name": old.Name})
 	}
 	return s.store.Passkey(ctx, id)
 }
@@ -57,10 +66,16 @@ func (s *Service) RemovePasskey(ctx context.Context, id int64, proof StepUp) err
 	if !proof.Approves(ActionRemovePasskey, Item{Target: id}) {
 		return ErrStepUpRequired
 	}
+	p, err := s.store.Passkey(ctx, id)
+	if err != nil {
+		return err
+	}
 	if err := s.store.DeletePasskey(ctx, id); err != nil {
 		return err
 	}
 	s.passkeySets.Add(1)
 	s.log.Info("passkey removed", "passkey", id, "by", proof.Owner())
+	s.recordEvent(ctx, "owner", activity.ActionPasskeyRemoved, map[string]any{"passkey": id, "passkey_name": p.Name,
+		"credential": credentialLabel(p.CredentialID)})
 	return nil
 }

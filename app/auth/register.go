@@ -10,6 +10,7 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"maven/app/activity"
 	"maven/app/reveal"
 )
 
@@ -151,6 +152,9 @@ func (s *Service) FinishRegistration(ctx context.Context, sid string, resp *prot
 	}
 	s.log.Info("passkey registered", "passkey", p.ID, "credential", credentialLabel(p.CredentialID),
 		"purpose", string(c.purpose), "prf", p.CanUnlock(), "backup_eligible", p.BackupEligible)
+	via := map[registrationPurpose]string{purposeSetup: "a setup link", purposeAdd: "the passkeys page"}[c.purpose]
+	s.recordEvent(ctx, "owner", activity.ActionPasskeyAdded, map[string]any{"passkey": p.ID, "passkey_name": p.Name, "via": via,
+		"credential": credentialLabel(p.CredentialID), "can_unlock": p.CanUnlock()})
 	return p, nil
 }
 

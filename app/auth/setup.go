@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"time"
+
+	"maven/app/activity"
 )
 
 // SetupLink is a one-time link that lets whoever opens it register a passkey for the owner.
@@ -15,15 +17,22 @@ type SetupLink struct {
 	ExpiresAt time.Time
 }
 
-// NewSetupLink issues a setup token valid for the configured TTL (15 minutes) and usable once.
-// Older links stay valid until they expire or are used.
-func (s *Service) NewSetupLink(ctx context.Context) (SetupLink, error) {
+// NewSetupLink issues, for by ("cli", "system"), a setup token valid for the configured TTL (15
+// minutes) and usable once; the activity feed records when and until when, never the token.
+// It voids every earlier link: one not used yet stops working, and a session that used one and
+// has not registered yet may no longer register. An owner who asks for a new link because the
+// old one went astray leaves nothing of the old one behind.
+func (s *Service) NewSetupLink(ctx context.Context, by string) (SetupLink, error) {
 	token := rand.Text() + rand.Text() // 2 × 26 base32 characters, 260 bits
 	now := s.now()
 	link := SetupLink{Token: token, ExpiresAt: now.Add(s.cfg.SetupLinkTTL)}
 	if err := s.store.InsertSetupLink(ctx, hashToken(token), now, link.ExpiresAt); err != nil {
 		return SetupLink{}, fmt.Errorf("store setup link: %w", err)
 	}
+	s.mu.Lock()
+	clear(s.setups)
+	s.mu.Unlock()
+	s.recordEvent(ctx, by, activity.ActionSetupLinkIssued, map[string]any{"expires": link.ExpiresAt.UTC().Format(time.RFC3339)})
 	return link, nil
 }
 

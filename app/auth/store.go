@@ -65,13 +65,18 @@ type Store interface {
 	// only one; ErrPasskeyNotFound if no passkey has that id.
 	DeletePasskey(ctx context.Context, id int64) error
 
-	// InsertSetupLink stores the hash of a new setup token.
+	// InsertSetupLink stores the hash of a new setup token and, in the same transaction, voids
+	// every earlier link not used yet: it expires at created.
 	InsertSetupLink(ctx context.Context, hash []byte, created, expires time.Time) error
 	// SetupLinkUsable reports whether an unused, unexpired link has that hash.
 	SetupLinkUsable(ctx context.Context, hash []byte, now time.Time) (bool, error)
 	// UseSetupLink marks the link used, atomically; ErrSetupLinkInvalid if no unused,
 	// unexpired link has that hash.
 	UseSetupLink(ctx context.Context, hash []byte, now time.Time) error
+
+	// BrowserKey returns the key that signs browser markers, storing fresh as that key first
+	// if none is stored yet.
+	BrowserKey(ctx context.Context, fresh string) (string, error)
 }
 
 // Assertion is what a verified assertion changes on its passkey.

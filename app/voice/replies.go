@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"maven/app/activity"
 	"maven/app/allowlist"
@@ -22,15 +23,57 @@ import (
 const maxRecorded = 500
 
 // record queues a turn for the activity feed, with the row it involved and the arguments bound.
-func (s *Service) record(_ context.Context, row allowlist.Tool, req Request, outcome Outcome, args map[string]any, reason string) {
+// Within Turn it is held until the reply is known (turnRecord).
+func (s *Service) record(ctx context.Context, row allowlist.Tool, req Request, outcome Outcome, args map[string]any, reason string) {
 	detail := turnDetail(req, reason)
 	if args != nil && row.ID != 0 {
 		// Its own copy: the feed encodes it later, on its writer's goroutine, while the
 		// conversation may go on filling the turn's arguments.
 		detail["args"] = maps.Clone(args)
 	}
-	s.audit.add(auditEvent{event: activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
-		ToolID: row.ID, Tool: row.Name, Outcome: string(outcome), Detail: detail}})
+	e := activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
+		ToolID: row.ID, Tool: row.Name, Outcome: string(outcome), Detail: detail}
+	if tr, ok := ctx.Value(turnRecordKey{}).(*turnRecord); ok && tr.hold(e) {
+		return
+	}
+	s.audit.add(auditEvent{event: e})
+}
+
+// turnRecord holds what a turn records until Turn knows what Maven said back, which the last
+// event (the turn's own) then keeps as "reply", cut like the utterance.
+type turnRecord struct {
+	mu     sync.Mutex
+	done   bool
+	events []activity.Event
+}
+
+type turnRecordKey struct{}
+
+// hold keeps e for the reply, unless the turn has answered already.
+func (tr *turnRecord) hold(e activity.Event) bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.done {
+		return false
+	}
+	tr.events = append(tr.events, e)
+	return true
+}
+
+// flush queues the held events, the last with the reply spoken.
+func (s *Service) flush(tr *turnRecord, speech string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.done = true
+	if n := len(tr.events); n > 0 {
+		if r := []rune(speech); len(r) > maxRecorded {
+			speech = string(r[:maxRecorded]) + "…"
+		}
+		tr.events[n-1].Detail["reply"] = speech
+	}
+	for _, e := range tr.events {
+		s.audit.add(auditEvent{event: e})
+	}
 }
 
 // flag records what a server attempted that the owner should see: an event of the turn marked

@@ -200,9 +200,12 @@ func (s *Service) CancelPending() { s.convs.clear() }
 // Pending returns how many questions are waiting, for tests and metrics.
 func (s *Service) Pending() int { return s.convs.len() }
 
-// Turn handles one utterance of a conversation.
+// Turn handles one utterance of a conversation. The activity feed keeps what Maven said back
+// with the turn.
 func (s *Service) Turn(ctx context.Context, req Request) Reply {
-	r := s.turn(ctx, req)
+	tr := &turnRecord{}
+	r := s.turn(context.WithValue(ctx, turnRecordKey{}, tr), req)
+	s.flush(tr, r.Speech)
 	if r.Output == "" {
 		r.Output = r.Speech
 	}

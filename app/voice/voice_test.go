@@ -394,6 +394,36 @@ func TestTurnsAreAudited(t *testing.T) {
 	}
 }
 
+// TestTurnsKeepTheReply: each turn's entry in the feed keeps what Maven said back, the turn that
+// matched nothing and the question of a confirm included.
+func TestTurnsKeepTheReply(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	var said []string
+	for _, text := range []string{"open the pod bay doors", "archive all", "yes"} {
+		said = append(said, w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: text}).Speech)
+	}
+	if err := w.voice.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replies []string
+	for _, e := range slices.Backward(p.Entries) {
+		var detail map[string]any
+		if err := json.Unmarshal(e.Detail, &detail); err != nil {
+			t.Fatal(err)
+		}
+		reply, _ := detail["reply"].(string)
+		replies = append(replies, reply)
+	}
+	if !slices.Equal(replies, said) || slices.Contains(replies, "") {
+		t.Fatalf("the feed keeps the replies %q, Maven said %q", replies, said)
+	}
+}
+
 func TestLongOutputIsCutForSpeech(t *testing.T) {
 	w := newWorld(t)
 	w.runner.res = runner.Result{Output: strings.Repeat("word ", 500) + "\x1b[31m"}

@@ -171,7 +171,7 @@ type setupLinkResult struct {
 // ipcSetupLink issues a fresh one-time setup link: whoever can reach the socket (mode 0600) can
 // already act as the daemon's user, so it is how the owner recovers from a lost passkey.
 func (d *daemon) ipcSetupLink(ctx context.Context, _ json.RawMessage) (any, error) {
-	link, err := d.auth.NewSetupLink(ctx)
+	link, err := d.auth.NewSetupLink(ctx, "cli")
 	if err != nil {
 		return nil, err
 	}

@@ -166,9 +166,9 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 
-	// The owner's passkeys, setup links and step-ups.
+	// The owner's passkeys, setup links and step-ups; their changes go to the activity feed.
 	owner, err := auth.New(db.NewAuthStore(bdb), auth.Config{
-		RPID: cfg.RPID, Origins: cfg.Origins, StepUpWindow: cfg.StepUpWindow, Logger: logger,
+		RPID: cfg.RPID, Origins: cfg.Origins, StepUpWindow: cfg.StepUpWindow, Logger: logger, Activity: feed,
 	})
 	if err != nil {
 		return err
@@ -298,7 +298,7 @@ func printFirstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.
 	if err != nil || has {
 		return err
 	}
-	link, err := owner.NewSetupLink(ctx)
+	link, err := owner.NewSetupLink(ctx, "system")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"maven/app/activity"
 	"maven/app/ipc"
 	"maven/app/vault"
 )
@@ -63,6 +64,9 @@ func (d *daemon) ipcSecretSet(ctx context.Context, params json.RawMessage) (any,
 			"a secret's name is 1 to 64 of A-Z a-z 0-9 _ . - and its value at most %d bytes", vault.MaxSecretSize)}
 	case err != nil:
 		return nil, err
+	}
+	if err := d.events.Append(ctx, activity.Event{Actor: "cli", Action: activity.ActionSecretSet, Detail: map[string]any{"secret": p.Name}}); err != nil {
+		d.log.Error("record secret_set", "err", err)
 	}
 	return struct {
 		Name string `json:"name"`

@@ -27,7 +27,7 @@ func Proof(tb testing.TB, a auth.Approval) auth.StepUp {
 	}
 	const sid = "authtest"
 	key := New(proofOrigin)
-	link, err := svc.NewSetupLink(ctx)
+	link, err := svc.NewSetupLink(ctx, "test")
 	if err != nil {
 		tb.Fatal(err)
 	}

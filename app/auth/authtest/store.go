@@ -19,6 +19,7 @@ type Store struct {
 	passkeys []auth.Passkey
 	nextID   int64
 	links    map[[sha256.Size]byte]setupLink
+	key      string // signs browser markers
 }
 
 type setupLink struct {
@@ -124,9 +125,15 @@ func (s *Store) DeletePasskey(_ context.Context, id int64) error {
 }
 
 // InsertSetupLink implements auth.Store.
-func (s *Store) InsertSetupLink(_ context.Context, hash []byte, _, expires time.Time) error {
+func (s *Store) InsertSetupLink(_ context.Context, hash []byte, created, expires time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for k, l := range s.links {
+		if !l.used && created.Before(l.expires) {
+			l.expires = created
+			s.links[k] = l
+		}
+	}
 	s.links[[sha256.Size]byte(hash)] = setupLink{expires: expires}
 	return nil
 }
@@ -155,4 +162,14 @@ func (s *Store) UseSetupLink(_ context.Context, hash []byte, now time.Time) erro
 
 func (s *Store) index(id int64) int {
 	return slices.IndexFunc(s.passkeys, func(p auth.Passkey) bool { return p.ID == id })
+}
+
+// BrowserKey implements auth.Store.
+func (s *Store) BrowserKey(_ context.Context, fresh string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key == "" {
+		s.key = fresh
+	}
+	return s.key, nil
 }
