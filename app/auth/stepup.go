@@ -1,6 +1,3 @@
-// Package auth holds the owner, their passkeys, one-time setup links, the WebAuthn ceremonies of
-// registration, sign-in and step-up, and the step-up grants those ceremonies leave behind. It
-// knows browser sessions only as opaque ids chosen by the web layer; cookies and HTTP stay there.
 package auth
 
 import (
