@@ -19,7 +19,7 @@
 //     (docs/design.md#rule-13);
 //   - each server's state, trust level and why it stopped, secrets masked
 //     (docs/design.md#rule-14);
-//   - BindPositional binds only what it can defend (docs/design.md#rule-15);
+//   - Positional.Bind binds only what it can defend (docs/design.md#rule-15);
 //   - a server's question goes only to the voice turn whose call it interrupts, else it is
 //     declined (docs/design.md#rule-18);
 //   - a server that needs a secret is not dialled while the vault is locked, and a lock ends its
