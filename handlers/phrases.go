@@ -10,10 +10,23 @@ import (
 	"unicode/utf8"
 
 	"maven/app/allowlist"
+	"maven/app/auth"
 	"maven/app/phrases"
 	"maven/app/voice"
 	"maven/views"
 )
+
+// PhraseBook saves the owner's phrases of enabled MCP rows (*phrases.Service).
+type PhraseBook interface {
+	// Save needs a step-up for auth.ActionSetPhrases on id, naming the fingerprint the page
+	// showed; it fails as phrases.Service.Save does, and then saves nothing.
+	Save(ctx context.Context, id int64, text string, proof auth.StepUp) (phrases.Saved, error)
+}
+
+// VoiceGuides say how voice reaches each row, and what its saved phrases are (*voice.Service).
+type VoiceGuides interface {
+	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
+}
 
 // maxPhrasesForm bounds the phrases form: far more than phrases.MaxLines lines of
 // phrases.MaxLineLen bytes, form-encoded, so that too many lines get their own answer.

@@ -3,7 +3,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -15,78 +14,12 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"golang.org/x/time/rate"
 
-	"maven/app/activity"
-	"maven/app/allowlist"
-	"maven/app/approval"
 	"maven/app/auth"
-	"maven/app/config"
-	"maven/app/mcp"
 	"maven/app/metrics"
 	"maven/app/oauth"
-	"maven/app/phrases"
 	"maven/app/vault"
-	"maven/app/voice"
 	"maven/views"
 )
-
-// Tools is what the handlers need of the allowlist (*allowlist.Service).
-type Tools interface {
-	// Get returns allowlist.ErrNotFound if no row has that id.
-	Get(ctx context.Context, id int64) (allowlist.Tool, error)
-	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
-	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
-	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
-	// the proof says the owner was shown.
-	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
-	// EnableTools enables every row the proof names, as shown, in one transaction; a row that
-	// changed since is refused for itself alone (its Outcome says why).
-	EnableTools(ctx context.Context, proof auth.StepUp) ([]allowlist.Outcome, error)
-	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
-	// its audit trail does not say).
-	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
-	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
-}
-
-// ServerStatuses reports the MCP servers' connection states (*mcp.Manager).
-type ServerStatuses interface {
-	Status() []mcp.ServerStatus
-}
-
-// ServerCommands is what the handlers need of the approvals of stdio servers' command lines
-// (*approval.Service).
-type ServerCommands interface {
-	Pending(ctx context.Context) ([]approval.PendingCommand, error)
-	// Command returns approval.ErrNotFound if no command line has that id.
-	Command(ctx context.Context, id int64) (approval.Command, error)
-	// Approve needs a step-up for auth.ActionAddServer on id (else auth.ErrStepUpRequired) and
-	// returns the server's name; approval.ErrNotFound if no command line has that id.
-	Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error)
-}
-
-// PhraseBook saves the owner's phrases of enabled MCP rows (*phrases.Service).
-type PhraseBook interface {
-	// Save needs a step-up for auth.ActionSetPhrases on id, naming the fingerprint the page
-	// showed; it fails as phrases.Service.Save does, and then saves nothing.
-	Save(ctx context.Context, id int64, text string, proof auth.StepUp) (phrases.Saved, error)
-}
-
-// VoiceGuides say how voice reaches each row, and what its saved phrases are (*voice.Service).
-type VoiceGuides interface {
-	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
-}
-
-// ActivityFeed reads the activity feed, and records the owner's security events in it
-// (*activity.Log).
-type ActivityFeed interface {
-	// Query fails with activity.ErrBadFilter for a filter that selects nothing sensible.
-	Query(ctx context.Context, f activity.Filter) (activity.Page, error)
-	Append(ctx context.Context, events ...activity.Event) error
-}
-
-// ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
-type ServerWaker interface {
-	Wake(server string)
-}
 
 // Deps are what the handlers need from the app. Logger and Now may be left zero; Servers is nil
 // when no MCP manager runs.
@@ -143,13 +76,6 @@ type Deps struct {
 	// ConfigProblems are what the running config holds that Maven runs despite, and the last
 	// reload's refusal; /tools shows them. Nil shows none.
 	ConfigProblems ConfigProblems
-}
-
-// ConfigProblems is what /tools shows of the config's problems (*config.Problems).
-type ConfigProblems interface {
-	List() []config.Problem
-	// Refused returns the config the last reload refused, and false if it applied its own.
-	Refused() (config.Refusal, bool)
 }
 
 // server carries the dependencies of every handler.

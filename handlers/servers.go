@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,27 @@ import (
 	"maven/app/mcp"
 	"maven/views"
 )
+
+// ServerStatuses reports the MCP servers' connection states (*mcp.Manager).
+type ServerStatuses interface {
+	Status() []mcp.ServerStatus
+}
+
+// ServerCommands is what the handlers need of the approvals of stdio servers' command lines
+// (*approval.Service).
+type ServerCommands interface {
+	Pending(ctx context.Context) ([]approval.PendingCommand, error)
+	// Command returns approval.ErrNotFound if no command line has that id.
+	Command(ctx context.Context, id int64) (approval.Command, error)
+	// Approve needs a step-up for auth.ActionAddServer on id (else auth.ErrStepUpRequired) and
+	// returns the server's name; approval.ErrNotFound if no command line has that id.
+	Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error)
+}
+
+// ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
+type ServerWaker interface {
+	Wake(server string)
+}
 
 // serversCardGet is the "MCP servers" card alone, which polls itself every two seconds. The
 // poll carries what the tool list on the page was rendered from (seen); when the allowlist has
