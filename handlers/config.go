@@ -15,9 +15,6 @@ type ConfigProblems interface {
 // configNotes is what /tools says about the config: the errors of a reload that refused it,
 // and the problems of the config that runs. Nil when there is nothing to say.
 func (s *server) configNotes() *views.ConfigNotes {
-	if s.configProblems == nil {
-		return nil
-	}
 	path, _ := s.configSource()
 	notes := &views.ConfigNotes{Path: path, Problems: configProblems(s.configProblems.List())}
 	if r, ok := s.configProblems.Refused(); ok {

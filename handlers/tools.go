@@ -208,7 +208,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
-	guides, err := s.guidesOf(ctx, rows)
+	guides, err := s.guides.Guides(ctx, rows)
 	if err != nil {
 		return views.ToolList{}, err
 	}
@@ -249,9 +249,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		list.Empty = "No tools yet."
 		start := views.ConfigInfo{}
 		start.Path, start.Loaded = s.configSource()
-		if s.servers != nil {
-			start.Servers = len(s.servers.Status())
-		}
+		start.Servers = len(s.servers.Status())
 		list.Start = &start
 	}
 	return list, nil

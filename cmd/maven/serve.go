@@ -220,7 +220,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	routes, err := handlers.Routes(handlers.Deps{
+	routes, err := handlers.New(handlers.Deps{
 		Logger:         logger,
 		Vault:          gate,
 		Sessions:       handlers.NewSessionManager(sessionStore, secureCookies(cfg)),
