@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +36,8 @@ import (
 	"maven/app/voice"
 	"maven/db"
 	"maven/handlers"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 	"maven/static"
 	"maven/views"
 )
@@ -46,25 +47,6 @@ const (
 	testOrigin = "http://localhost:8080"
 	testHost   = "localhost:8080"
 )
-
-// clock is the injected clock of auth, the allowlist and the session limits. It starts at the
-// real time because go-webauthn and scs read time.Now themselves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fakeServers is a fixed MCP status report.
 type fakeServers struct {
@@ -110,7 +92,6 @@ type fixture struct {
 	t     testing.TB
 	h     http.Handler
 	db    *bun.DB
-	dir   string
 	tools *allowlist.Service
 	// book is the owner's phrases, feed the activity feed, voice the guides /tools shows.
 	book  *phrases.Service
@@ -118,7 +99,9 @@ type fixture struct {
 	voice *voice.Service
 	auth  *auth.Service
 	gate  *vault.Gate
-	clock *clock
+	// clock is the injected clock of auth, the allowlist and the session limits. It starts at
+	// the real time because go-webauthn and scs read time.Now themselves.
+	clock *testclock.Clock
 	logs  *syncBuffer
 	// logger writes to logs.
 	logger *slog.Logger
@@ -220,7 +203,7 @@ func newFixture(t testing.TB) *fixture { return newVaultFixture(t, "") }
 // config's mcpServers block for a real manager.
 func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, dir: t.TempDir(), logs: &syncBuffer{}, clock: &clock{t: time.Now()},
+	f := &fixture{t: t, logs: &syncBuffer{}, clock: testclock.New(time.Now()),
 		servers: &fakeServers{}, waker: &fakeWaker{}, problems: &config.Problems{}}
 	if serversJSON != "" {
 		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
@@ -229,12 +212,7 @@ func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 		}
 		f.mcpServers = cfg.MCPServers
 	}
-	bdb, err := db.Open(context.Background(), filepath.Join(f.dir, "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	f.db = bdb
+	f.db = testdb.Open(t)
 	f.boot()
 	return f
 }
