@@ -14,6 +14,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/mcp"
 	"maven/app/voice"
 	"maven/views"
 )
@@ -335,7 +336,7 @@ func entryView(e activity.Entry) views.ActivityEntry {
 		}
 	}
 	if e.Action == activity.ActionServerState {
-		v.Tone = stateTone(fmt.Sprint(detail["to"]))
+		v.Tone = serverTone(mcp.State(fmt.Sprint(detail["to"])))
 	}
 	v.Facts = facts(detail)
 	return v
@@ -403,17 +404,6 @@ func facts(detail map[string]any) []views.Fact {
 		out = append(out, f)
 	}
 	return out
-}
-
-// stateTone is how a server's state is shown: connected is good, failed is trouble.
-func stateTone(state string) string {
-	switch state {
-	case "connected":
-		return "ok"
-	case "failed":
-		return "trouble"
-	}
-	return "calm"
 }
 
 // valueText writes a detail's value for reading: a string as it is, a list as a comma list,
