@@ -29,34 +29,32 @@ type activityView struct {
 	before  int64     // list entries older than this id; 0 for the newest
 }
 
-// outcomeWords is a voice outcome in words, and how it is shown.
-type outcomeWords struct {
+// outcomeTones are the voice outcomes the filter offers, in the order a turn meets them, and
+// how each is shown: "ok", "calm" or "trouble". Their words are voice.Outcome.Words.
+var outcomeTones = []struct {
 	outcome voice.Outcome
-	label   string
-	tone    string // "ok", "calm" or "trouble"
+	tone    string
+}{
+	{voice.OutcomeRan, "ok"},
+	{voice.OutcomeConfirm, "calm"},
+	{voice.OutcomeAsk, "calm"},
+	{voice.OutcomeCancelled, "calm"},
+	{voice.OutcomeNeedsArgs, "calm"},
+	{voice.OutcomeNoMatch, "calm"},
+	{voice.OutcomeHelp, "calm"},
+	{voice.OutcomeRefused, "trouble"},
+	{voice.OutcomeLocked, "trouble"},
+	{voice.OutcomeError, "trouble"},
 }
 
-// voiceOutcomes are the outcomes the filter offers, in the order a turn meets them.
-var voiceOutcomes = []outcomeWords{
-	{voice.OutcomeRan, "ran", "ok"},
-	{voice.OutcomeConfirm, "asked to confirm", "calm"},
-	{voice.OutcomeAsk, "asked for a value", "calm"},
-	{voice.OutcomeCancelled, "cancelled", "calm"},
-	{voice.OutcomeNeedsArgs, "needs arguments", "calm"},
-	{voice.OutcomeNoMatch, "matched nothing", "calm"},
-	{voice.OutcomeHelp, "said what to say", "calm"},
-	{voice.OutcomeRefused, "refused", "trouble"},
-	{voice.OutcomeLocked, "locked", "trouble"},
-	{voice.OutcomeError, "failed", "trouble"},
-}
-
-// outcomeOf finds a voice outcome's words.
-func outcomeOf(outcome string) (outcomeWords, bool) {
-	i := slices.IndexFunc(voiceOutcomes, func(o outcomeWords) bool { return string(o.outcome) == outcome })
-	if i < 0 {
-		return outcomeWords{}, false
+// outcomeTone is how a voice outcome is shown; false for an outcome there is not.
+func outcomeTone(outcome string) (string, bool) {
+	for _, o := range outcomeTones {
+		if string(o.outcome) == outcome {
+			return o.tone, true
+		}
 	}
-	return voiceOutcomes[i], true
+	return "", false
 }
 
 // activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
@@ -73,7 +71,7 @@ func activityViewFrom(q url.Values) (v activityView, problem string) {
 		problems = append(problems, "there is no kind of entry “"+string(k)+"”")
 	}
 	if o := q.Get("outcome"); o != "" {
-		if _, ok := outcomeOf(o); ok {
+		if _, ok := outcomeTone(o); ok {
 			v.outcome = o
 		} else {
 			problems = append(problems, "there is no outcome “"+o+"”")
@@ -259,8 +257,8 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 	for _, k := range activity.Kinds() {
 		f.Kinds = append(f.Kinds, views.Option{Value: string(k), Label: kindLabels[k], Selected: view.kind == k})
 	}
-	for _, o := range voiceOutcomes {
-		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o.outcome), Label: o.label, Selected: view.outcome == string(o.outcome)})
+	for _, o := range outcomeTones {
+		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o.outcome), Label: o.outcome.Words(), Selected: view.outcome == string(o.outcome)})
 	}
 	rows, err := s.tools.List(r.Context(), allowlist.Filter{Limit: maxToolNames})
 	if err != nil {
@@ -313,10 +311,9 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	if e.Tool != "" {
 		v.ToolText, v.ToolURL = text(e.Tool), activityView{tool: e.Tool}.url(0)
 	}
-	if o, ok := outcomeOf(e.Outcome); ok {
-		v.OutcomeLabel, v.Tone = o.label, o.tone
-	} else if e.Outcome != "" {
-		v.OutcomeLabel = e.Outcome
+	if e.Outcome != "" {
+		v.OutcomeLabel = voice.Outcome(e.Outcome).Words()
+		v.Tone, _ = outcomeTone(e.Outcome)
 	}
 	var detail map[string]any
 	if json.Unmarshal(e.Detail, &detail) != nil {

@@ -42,11 +42,44 @@ const (
 	OutcomeHelp      Outcome = "help" // "what can I say": the tools and how to say them
 )
 
+// outcomes is every outcome, in the order of the webhook contract (docs/design.md#http), with
+// its words: what the activity feed and its filter say of it. An outcome is added here, or
+// TestEveryOutcomeHasItsWords fails (docs/style.md#enumerations).
+var outcomes = [...]struct {
+	outcome Outcome
+	words   string
+}{
+	{OutcomeRan, "ran"},
+	{OutcomeConfirm, "asked to confirm"},
+	{OutcomeCancelled, "cancelled"},
+	{OutcomeRefused, "refused"},
+	{OutcomeNeedsArgs, "needs arguments"},
+	{OutcomeNoMatch, "matched nothing"},
+	{OutcomeLocked, "locked"},
+	{OutcomeError, "failed"},
+	{OutcomeHelp, "said what to say"},
+	{OutcomeAsk, "asked for a value"},
+}
+
 // Outcomes returns every outcome, in the order of the webhook contract (docs/design.md#http):
 // what a filter on outcomes may name.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeRan, OutcomeConfirm, OutcomeCancelled, OutcomeRefused, OutcomeNeedsArgs,
-		OutcomeNoMatch, OutcomeLocked, OutcomeError, OutcomeHelp, OutcomeAsk}
+	out := make([]Outcome, len(outcomes))
+	for i, o := range outcomes {
+		out[i] = o.outcome
+	}
+	return out
+}
+
+// Words are what the owner is told of the outcome: "asked to confirm". An outcome this daemon
+// does not know reads as it is recorded.
+func (o Outcome) Words() string {
+	for _, known := range outcomes {
+		if known.outcome == o {
+			return known.words
+		}
+	}
+	return string(o)
 }
 
 // Request is one utterance.
