@@ -344,7 +344,14 @@ func (r *ToolReconciler) redeclare(ctx context.Context, tx *allowlist.Tx, c *cha
 func changedSince(row allowlist.Tool, cur Declared) []string {
 	old, err := ParseDeclared(row.Declared)
 	if err != nil {
-		return []string{"description", "inputSchema", "readOnlyHint"}
+		// Every field may have changed, but the one the row was found by.
+		var all []string
+		for _, f := range DeclaredFields() {
+			if !f.identifies {
+				all = append(all, f.Key)
+			}
+		}
+		return all
 	}
 	changed, err := ChangedFields(old, cur)
 	if err != nil || len(changed) == 0 {
