@@ -3,7 +3,6 @@ package allowlist
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -93,24 +92,4 @@ func (tx *Tx) AdoptFingerprint(ctx context.Context, id int64, fingerprint, decla
 	old := t
 	t.Fingerprint, t.Declared = fingerprint, declared
 	return t, tx.save(ctx, &t, old, "discovery", "fingerprint_adopted", map[string]any{"fingerprint": fingerprint})
-}
-
-// repeatable returns the id of the redefinition event that redefining old into t may be counted
-// against, or 0 when it must be an event of its own: t changes more than the shape, or old's
-// latest event is not a redefinition recorded since since (zero: never coalesce).
-func (tx *Tx) repeatable(ctx context.Context, old, t Tool, since time.Time) (int64, error) {
-	if since.IsZero() || t.State != old.State || t.Destructive != old.Destructive {
-		return 0, nil
-	}
-	last, err := tx.st.LastEvent(ctx, old.ID)
-	if errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if last.Action != actionRedefined || last.At.Before(since) {
-		return 0, nil
-	}
-	return last.ID, nil
 }
