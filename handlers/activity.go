@@ -16,6 +16,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/mcp"
 	"maven/app/voice"
+	"maven/internal/enum"
 	"maven/views"
 )
 
@@ -31,30 +32,17 @@ type activityView struct {
 
 // outcomeTones are the voice outcomes the filter offers, in the order a turn meets them, and
 // how each is shown: "ok", "calm" or "trouble". Their words are voice.Outcome.Words.
-var outcomeTones = []struct {
-	outcome voice.Outcome
-	tone    string
-}{
-	{voice.OutcomeRan, "ok"},
-	{voice.OutcomeConfirm, "calm"},
-	{voice.OutcomeAsk, "calm"},
-	{voice.OutcomeCancelled, "calm"},
-	{voice.OutcomeNeedsArgs, "calm"},
-	{voice.OutcomeNoMatch, "calm"},
-	{voice.OutcomeHelp, "calm"},
-	{voice.OutcomeRefused, "trouble"},
-	{voice.OutcomeLocked, "trouble"},
-	{voice.OutcomeError, "trouble"},
-}
-
-// outcomeTone is how a voice outcome is shown; false for an outcome there is not.
-func outcomeTone(outcome string) (string, bool) {
-	for _, o := range outcomeTones {
-		if string(o.outcome) == outcome {
-			return o.tone, true
-		}
-	}
-	return "", false
+var outcomeTones = enum.Table[voice.Outcome, string]{
+	{Member: voice.OutcomeRan, Said: "ok"},
+	{Member: voice.OutcomeConfirm, Said: "calm"},
+	{Member: voice.OutcomeAsk, Said: "calm"},
+	{Member: voice.OutcomeCancelled, Said: "calm"},
+	{Member: voice.OutcomeNeedsArgs, Said: "calm"},
+	{Member: voice.OutcomeNoMatch, Said: "calm"},
+	{Member: voice.OutcomeHelp, Said: "calm"},
+	{Member: voice.OutcomeRefused, Said: "trouble"},
+	{Member: voice.OutcomeLocked, Said: "trouble"},
+	{Member: voice.OutcomeError, Said: "trouble"},
 }
 
 // activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
@@ -71,7 +59,7 @@ func activityViewFrom(q url.Values) (v activityView, problem string) {
 		problems = append(problems, "there is no kind of entry “"+string(k)+"”")
 	}
 	if o := q.Get("outcome"); o != "" {
-		if _, ok := outcomeTone(o); ok {
+		if _, ok := outcomeTones.Of(voice.Outcome(o)); ok {
 			v.outcome = o
 		} else {
 			problems = append(problems, "there is no outcome “"+o+"”")
@@ -257,8 +245,8 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 	for _, k := range activity.Kinds() {
 		f.Kinds = append(f.Kinds, views.Option{Value: string(k), Label: kindLabels[k], Selected: view.kind == k})
 	}
-	for _, o := range outcomeTones {
-		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o.outcome), Label: o.outcome.Words(), Selected: view.outcome == string(o.outcome)})
+	for _, o := range outcomeTones.Members() {
+		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o), Label: o.Words(), Selected: view.outcome == string(o)})
 	}
 	rows, err := s.tools.List(r.Context(), allowlist.Filter{Limit: maxToolNames})
 	if err != nil {
@@ -313,7 +301,7 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	}
 	if e.Outcome != "" {
 		v.OutcomeLabel = voice.Outcome(e.Outcome).Words()
-		v.Tone, _ = outcomeTone(e.Outcome)
+		v.Tone, _ = outcomeTones.Of(voice.Outcome(e.Outcome))
 	}
 	var detail map[string]any
 	if json.Unmarshal(e.Detail, &detail) != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"maven/app/oauth"
+	"maven/internal/enum"
 )
 
 // State is where a server's connection stands (docs/design.md#rule-14).
@@ -28,7 +29,6 @@ const (
 
 // stateWords is what is said of a state.
 type stateWords struct {
-	state State
 	// words are what the servers card and `maven status` say of it.
 	words string
 	// needsOwner: the owner has something to do (approve it, sign in to it, unlock Maven or set
@@ -40,35 +40,27 @@ type stateWords struct {
 
 // states is every state, in the order of counts and gauges, with what is said of it beside it.
 // A state is added here, or TestEveryStateHasItsWords fails (docs/style.md#enumerations).
-var states = [...]stateWords{
-	{StateLocked, "locked", true, false},
-	{StateAwaitingApproval, "awaiting your approval", true, false},
-	{StateNeedsAuth, "needs you to sign in", true, false},
-	{StateConnecting, "connecting", false, false},
-	{StateConnected, "connected", false, false},
-	{StateBackoff, "waiting to retry", false, true},
-	{StateFailed, "failed", false, true},
-	{StateDisabled, "disabled", false, false},
+var states = enum.Table[State, stateWords]{
+	{Member: StateLocked, Said: stateWords{words: "locked", needsOwner: true}},
+	{Member: StateAwaitingApproval, Said: stateWords{words: "awaiting your approval", needsOwner: true}},
+	{Member: StateNeedsAuth, Said: stateWords{words: "needs you to sign in", needsOwner: true}},
+	{Member: StateConnecting, Said: stateWords{words: "connecting"}},
+	{Member: StateConnected, Said: stateWords{words: "connected"}},
+	{Member: StateBackoff, Said: stateWords{words: "waiting to retry", trouble: true}},
+	{Member: StateFailed, Said: stateWords{words: "failed", trouble: true}},
+	{Member: StateDisabled, Said: stateWords{words: "disabled"}},
 }
 
 // States returns every server state in one order, for counts and gauges.
-func States() []State {
-	out := make([]State, len(states))
-	for i, s := range states {
-		out[i] = s.state
-	}
-	return out
-}
+func States() []State { return states.Members() }
 
 // said is what is said of s; a state this daemon does not know (a newer daemon's, read from
 // its status) reads as its name, and neither needs the owner nor is trouble.
 func (s State) said() stateWords {
-	for _, st := range states {
-		if st.state == s {
-			return st
-		}
+	if said, ok := states.Of(s); ok {
+		return said
 	}
-	return stateWords{state: s, words: strings.ReplaceAll(string(s), "-", " ")}
+	return stateWords{words: strings.ReplaceAll(string(s), "-", " ")}
 }
 
 // Words are what the owner is told of the state: "waiting to retry".

@@ -10,27 +10,14 @@ import (
 // and `maven status` say of it, and is either trouble, or waits for the owner, or neither
 // (docs/style.md#enumerations).
 func TestEveryStateHasItsWords(t *testing.T) {
-	listed := map[State]bool{}
+	enumtest.Listed(t, ".", "State", States())
 	for _, st := range states {
-		if listed[st.state] {
-			t.Errorf("state %q is in states twice", st.state)
+		if st.Said.words == "" {
+			t.Errorf("state %q has no words in states (status.go)", st.Member)
 		}
-		listed[st.state] = true
-		if st.words == "" {
-			t.Errorf("state %q has no words in states", st.state)
+		if st.Said.needsOwner && st.Said.trouble {
+			t.Errorf("state %q both needs the owner and is trouble: a failure is only trouble", st.Member)
 		}
-		if st.needsOwner && st.trouble {
-			t.Errorf("state %q both needs the owner and is trouble: a failure is only trouble", st.state)
-		}
-	}
-	declared := enumtest.Values(t, ".", "State")
-	for _, v := range declared {
-		if !listed[State(v)] {
-			t.Errorf("state %q is declared but not in states (status.go): give it its words there", v)
-		}
-	}
-	if len(declared) != len(states) {
-		t.Errorf("status.go declares %d states and states lists %d", len(declared), len(states))
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"maven/app/mcp"
 	"maven/app/phrases"
 	"maven/app/runner"
+	"maven/internal/enum"
 )
 
 // Outcome is the kind of answer a turn got; the values are part of the webhook contract.
@@ -45,39 +46,28 @@ const (
 // outcomes is every outcome, in the order of the webhook contract (docs/design.md#http), with
 // its words: what the activity feed and its filter say of it. An outcome is added here, or
 // TestEveryOutcomeHasItsWords fails (docs/style.md#enumerations).
-var outcomes = [...]struct {
-	outcome Outcome
-	words   string
-}{
-	{OutcomeRan, "ran"},
-	{OutcomeConfirm, "asked to confirm"},
-	{OutcomeCancelled, "cancelled"},
-	{OutcomeRefused, "refused"},
-	{OutcomeNeedsArgs, "needs arguments"},
-	{OutcomeNoMatch, "matched nothing"},
-	{OutcomeLocked, "locked"},
-	{OutcomeError, "failed"},
-	{OutcomeHelp, "said what to say"},
-	{OutcomeAsk, "asked for a value"},
+var outcomes = enum.Table[Outcome, string]{
+	{Member: OutcomeRan, Said: "ran"},
+	{Member: OutcomeConfirm, Said: "asked to confirm"},
+	{Member: OutcomeCancelled, Said: "cancelled"},
+	{Member: OutcomeRefused, Said: "refused"},
+	{Member: OutcomeNeedsArgs, Said: "needs arguments"},
+	{Member: OutcomeNoMatch, Said: "matched nothing"},
+	{Member: OutcomeLocked, Said: "locked"},
+	{Member: OutcomeError, Said: "failed"},
+	{Member: OutcomeHelp, Said: "said what to say"},
+	{Member: OutcomeAsk, Said: "asked for a value"},
 }
 
 // Outcomes returns every outcome, in the order of the webhook contract (docs/design.md#http):
 // what a filter on outcomes may name.
-func Outcomes() []Outcome {
-	out := make([]Outcome, len(outcomes))
-	for i, o := range outcomes {
-		out[i] = o.outcome
-	}
-	return out
-}
+func Outcomes() []Outcome { return outcomes.Members() }
 
 // Words are what the owner is told of the outcome: "asked to confirm". An outcome this daemon
 // does not know reads as it is recorded.
 func (o Outcome) Words() string {
-	for _, known := range outcomes {
-		if known.outcome == o {
-			return known.words
-		}
+	if words, ok := outcomes.Of(o); ok {
+		return words
 	}
 	return string(o)
 }

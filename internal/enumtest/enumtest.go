@@ -48,6 +48,26 @@ func Values(t testing.TB, dir, typeName string) []string {
 	return values
 }
 
+// Listed fails the test unless members holds every constant of type typeName that dir declares
+// (see Values), each once, and nothing else: a table of an enumeration lists each member.
+func Listed[M ~string](t testing.TB, dir, typeName string, members []M) {
+	t.Helper()
+	declared := Values(t, dir, typeName)
+	count := map[string]int{}
+	for _, m := range members {
+		count[string(m)]++
+	}
+	for _, v := range declared {
+		if count[v] != 1 {
+			t.Errorf("the %s %q is listed %d times, not once: give it its words in its table", typeName, v, count[v])
+		}
+		delete(count, v)
+	}
+	for v := range count {
+		t.Errorf("the table lists %q, which %s does not declare as a %s", v, dir, typeName)
+	}
+}
+
 // typed returns the values of the constants spec declares with type typeName.
 func typed(t testing.TB, fset *token.FileSet, spec *ast.ValueSpec, typeName string) []string {
 	t.Helper()
