@@ -59,7 +59,7 @@ func Listed[M ~string](t testing.TB, dir, typeName string, members []M) {
 	}
 	for _, v := range declared {
 		if count[v] != 1 {
-			t.Errorf("the %s %q is listed %d times, not once: give it its words in its table", typeName, v, count[v])
+			t.Errorf("the %s %q is in the table %d times, not once: list it once, with what is said of it", typeName, v, count[v])
 		}
 		delete(count, v)
 	}
