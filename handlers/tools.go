@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,10 +12,29 @@ import (
 	"strings"
 
 	"maven/app/allowlist"
+	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/app/reveal"
 	"maven/views"
 )
+
+// Tools is what the handlers need of the allowlist (*allowlist.Service).
+type Tools interface {
+	// Get returns allowlist.ErrNotFound if no row has that id.
+	Get(ctx context.Context, id int64) (allowlist.Tool, error)
+	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
+	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
+	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
+	// the proof says the owner was shown.
+	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
+	// EnableTools enables every row the proof names, as shown, in one transaction; a row that
+	// changed since is refused for itself alone (its Outcome says why).
+	EnableTools(ctx context.Context, proof auth.StepUp) ([]allowlist.Outcome, error)
+	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
+	// its audit trail does not say).
+	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
+	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
+}
 
 // toolsPerPage keeps a page light however long the allowlist grows.
 const toolsPerPage = 50
@@ -188,7 +208,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
-	guides, err := s.guidesOf(ctx, rows)
+	guides, err := s.guides.Guides(ctx, rows)
 	if err != nil {
 		return views.ToolList{}, err
 	}
@@ -229,9 +249,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		list.Empty = "No tools yet."
 		start := views.ConfigInfo{}
 		start.Path, start.Loaded = s.configSource()
-		if s.servers != nil {
-			start.Servers = len(s.servers.Status())
-		}
+		start.Servers = len(s.servers.Status())
 		list.Start = &start
 	}
 	return list, nil
@@ -354,46 +372,32 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	return row
 }
 
-// declaredDiff lists the fields in which two declared shapes (canonical JSON of name,
-// description, inputSchema and readOnlyHint) differ, old and new side by side. A shape that
-// does not parse is shown whole.
+// declaredDiff lists the fields in which two declared shapes (canonical JSON of the fields of
+// mcp.DeclaredFields) differ, old and new side by side. A shape that does not parse is shown
+// whole.
 func declaredDiff(before, after string) []views.FieldDiff {
 	if before == after {
 		return nil
 	}
 	old, err1 := mcp.ParseDeclared(before)
 	cur, err2 := mcp.ParseDeclared(after)
-	if err1 != nil || err2 != nil {
+	changed, err3 := mcp.Differences(old, cur)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return []views.FieldDiff{{Field: "Declared shape", Old: text(prettyJSON([]byte(before))), New: text(prettyJSON([]byte(after))), Block: true}}
 	}
 	var out []views.FieldDiff
-	if old.Name != cur.Name {
-		out = append(out, views.FieldDiff{Field: "Name", Old: text(old.Name), New: text(cur.Name)})
-	}
-	if old.Description != cur.Description {
-		out = append(out, views.FieldDiff{Field: "Description", Old: text(old.Description), New: text(cur.Description)})
-	}
-	if was, now := prettyJSON(old.InputSchema), prettyJSON(cur.InputSchema); was != now {
-		out = append(out, views.FieldDiff{Field: "Input schema", Old: text(orEmpty(was)), New: text(orEmpty(now)), Block: true})
-	}
-	if old.ReadOnlyHint != cur.ReadOnlyHint {
-		out = append(out, views.FieldDiff{Field: "Read-only claim (readOnlyHint)", Old: text(claim(old.ReadOnlyHint)), New: text(claim(cur.ReadOnlyHint))})
+	for _, f := range changed {
+		out = append(out, views.FieldDiff{Field: f.Label, Old: fieldText(f, old), New: fieldText(f, cur), Block: f.JSON})
 	}
 	return out
 }
 
-func claim(readOnly bool) string {
-	if readOnly {
-		return "claims read-only"
+// fieldText is a declared field's value as /tools shows it: JSON indented for reading.
+func fieldText(f mcp.DeclaredField, d mcp.Declared) views.Text {
+	if f.JSON {
+		return text(prettyJSON([]byte(f.Show(d))))
 	}
-	return "no read-only claim: may change things"
-}
-
-func orEmpty(s string) string {
-	if s == "" {
-		return "{}"
-	}
-	return s
+	return text(f.Show(d))
 }
 
 // prettyJSON indents a JSON document for reading, keeping its key order and escapes; text that

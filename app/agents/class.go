@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"maven/app/allowlist"
+	"maven/internal/enum"
 )
 
 // Class is what an agent's call to an enabled row may do: run at once, or wait for the owner
@@ -27,33 +28,23 @@ const (
 )
 
 // classes are the call classes with their words: why a call needs the owner, said to the
-// owner (and, through the agent, aloud). TestEveryClassHasItsWords fails on a class without.
-var classes = []classWords{
-	{ClassRunNow, "it only reads, so it runs at once"},
-	{ClassDestructive, "it can change things"},
-	{ClassNotReadOnly, "its server does not promise that it only reads"},
-	{ClassArguments, "it was given arguments, and its server's allow_tools does not name it"},
-}
-
-type classWords struct {
-	class Class
-	words string
+// owner (and, through the agent, aloud). TestEveryClassHasItsWords fails on a class without
+// (docs/style.md#enumerations).
+var classes = enum.Table[Class, string]{
+	{Member: ClassRunNow, Said: "it only reads, so it runs at once"},
+	{Member: ClassDestructive, Said: "it can change things"},
+	{Member: ClassNotReadOnly, Said: "its server does not promise that it only reads"},
+	{Member: ClassArguments, Said: "it was given arguments, and its server's allow_tools does not name it"},
 }
 
 // Classes returns every call class, in the order Classify tests them.
-func Classes() []Class {
-	out := make([]Class, len(classes))
-	for i, c := range classes {
-		out[i] = c.class
-	}
-	return out
-}
+func Classes() []Class { return classes.Members() }
 
 // Words are why a call of the class runs or waits, in words for the owner: "it can change
 // things". A class this daemon does not know reads as it is recorded.
 func (c Class) Words() string {
-	if i := slices.IndexFunc(classes, func(e classWords) bool { return e.class == c }); i >= 0 {
-		return classes[i].words
+	if words, ok := classes.Of(c); ok {
+		return words
 	}
 	return string(c)
 }

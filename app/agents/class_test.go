@@ -1,75 +1,35 @@
 package agents
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"slices"
 	"testing"
 
 	"maven/app/allowlist"
+	"maven/internal/enumtest"
 )
 
-// constantsOf returns the names' values of the constants of type typ declared in file.
-func constantsOf(t *testing.T, file, typ string) []string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, d := range f.Decls {
-		gen, ok := d.(*ast.GenDecl)
-		if !ok || gen.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gen.Specs {
-			v := spec.(*ast.ValueSpec)
-			if id, ok := v.Type.(*ast.Ident); ok && id.Name == typ {
-				for _, val := range v.Values {
-					out = append(out, val.(*ast.BasicLit).Value)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// TestEveryClassHasItsWords: the list of classes holds every Class constant once, each with
-// words of its own (docs/style.md#enumerations).
+// TestEveryClassHasItsWords: every Class constant is in classes, once, with words of its own
+// (docs/style.md#enumerations).
 func TestEveryClassHasItsWords(t *testing.T) {
-	declared := constantsOf(t, "class.go", "Class")
-	if len(declared) != len(Classes()) {
-		t.Errorf("class.go declares %d classes, the list holds %d", len(declared), len(Classes()))
-	}
+	enumtest.Listed(t, ".", "Class", Classes())
 	seen := map[string]bool{}
-	for _, c := range Classes() {
-		if !slices.Contains(declared, `"`+string(c)+`"`) {
-			t.Errorf("the list holds %q, which class.go does not declare", c)
+	for _, c := range classes {
+		if c.Said == "" || seen[c.Said] {
+			t.Errorf("class %q has no words of its own in classes (class.go): %q", c.Member, c.Said)
 		}
-		if w := c.Words(); w == "" || w == string(c) || seen[w] {
-			t.Errorf("class %q has no words of its own: %q", c, w)
-		}
-		seen[c.Words()] = true
+		seen[c.Said] = true
 	}
 }
 
-// TestEveryOutcomeHasItsWords: the list of outcomes holds every Outcome constant once, each with
-// words of its own.
+// TestEveryOutcomeHasItsWords: every Outcome constant is in outcomes, once, with words of its
+// own.
 func TestEveryOutcomeHasItsWords(t *testing.T) {
-	declared := constantsOf(t, "outcome.go", "Outcome")
-	if len(declared) != len(Outcomes()) {
-		t.Errorf("outcome.go declares %d outcomes, the list holds %d", len(declared), len(Outcomes()))
-	}
+	enumtest.Listed(t, ".", "Outcome", Outcomes())
 	seen := map[string]bool{}
-	for _, o := range Outcomes() {
-		if !slices.Contains(declared, `"`+string(o)+`"`) {
-			t.Errorf("the list holds %q, which outcome.go does not declare", o)
+	for _, o := range outcomes {
+		if o.Said == "" || seen[o.Said] {
+			t.Errorf("outcome %q has no words of its own in outcomes (outcome.go): %q", o.Member, o.Said)
 		}
-		if w := o.Words(); w == "" || seen[w] {
-			t.Errorf("outcome %q has no words of its own: %q", o, w)
-		}
-		seen[o.Words()] = true
+		seen[o.Said] = true
 	}
 }
 

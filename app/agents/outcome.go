@@ -1,6 +1,6 @@
 package agents
 
-import "slices"
+import "maven/internal/enum"
 
 // Outcome is what came of an agent's call; it is the call's entry's outcome in the activity
 // feed.
@@ -25,35 +25,24 @@ const (
 )
 
 // outcomes are the outcomes with their words, as the owner is shown them.
-// TestEveryOutcomeHasItsWords fails on an outcome without.
-var outcomes = []outcomeWords{
-	{OutcomeRan, "ran"},
-	{OutcomeNeedsOwner, "needs the owner"},
-	{OutcomeBadArguments, "arguments did not fit"},
-	{OutcomeChanged, "changed since listed"},
-	{OutcomeLocked, "locked"},
-	{OutcomeFailed, "failed"},
-}
-
-type outcomeWords struct {
-	outcome Outcome
-	words   string
+// TestEveryOutcomeHasItsWords fails on an outcome without (docs/style.md#enumerations).
+var outcomes = enum.Table[Outcome, string]{
+	{Member: OutcomeRan, Said: "ran"},
+	{Member: OutcomeNeedsOwner, Said: "needs the owner"},
+	{Member: OutcomeBadArguments, Said: "arguments did not fit"},
+	{Member: OutcomeChanged, Said: "changed since listed"},
+	{Member: OutcomeLocked, Said: "locked"},
+	{Member: OutcomeFailed, Said: "failed"},
 }
 
 // Outcomes returns every outcome, in the order a call meets them.
-func Outcomes() []Outcome {
-	out := make([]Outcome, len(outcomes))
-	for i, o := range outcomes {
-		out[i] = o.outcome
-	}
-	return out
-}
+func Outcomes() []Outcome { return outcomes.Members() }
 
 // Words are the outcome in words for the owner: "needs the owner". An outcome this daemon does
 // not know reads as it is recorded.
 func (o Outcome) Words() string {
-	if i := slices.IndexFunc(outcomes, func(e outcomeWords) bool { return e.outcome == o }); i >= 0 {
-		return outcomes[i].words
+	if words, ok := outcomes.Of(o); ok {
+		return words
 	}
 	return string(o)
 }

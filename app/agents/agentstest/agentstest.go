@@ -8,7 +8,6 @@ package agentstest
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 	"maven/app/mcp"
 	"maven/app/runner"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 // World is one Maven's worth of what agents reach.
@@ -56,11 +56,8 @@ func HTTPServer(url string) config.Server {
 // New builds a World that lives as long as tb.
 func New(tb testing.TB, opts Options) *World {
 	tb.Helper()
+	bdb := testdb.Open(tb)
 	ctx, cancel := context.WithCancel(context.Background())
-	bdb, err := db.Open(ctx, filepath.Join(tb.TempDir(), "maven.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	out := &testWriter{tb: tb}
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w := &World{Lock: &Lock{}, Clients: &Clients{policies: map[string]agents.Policy{}}}
@@ -77,6 +74,7 @@ func New(tb testing.TB, opts Options) *World {
 	if opts.Agents.Logger == nil {
 		opts.Agents.Logger = logger
 	}
+	var err error
 	w.Agents, err = agents.New(agents.Deps{Rows: w.Tools, Runner: runner.New(w.Tools, w.Manager, runner.Options{}),
 		Allow: w.Manager, Lock: w.Lock, Clients: w.Clients, Activity: w.Feed}, opts.Agents)
 	if err != nil {
@@ -91,7 +89,6 @@ func New(tb testing.TB, opts Options) *World {
 		cancel()
 		done.Wait()
 		w.Manager.Close()
-		bdb.Close()
 		out.done.Store(true)
 	})
 	return w
