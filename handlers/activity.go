@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"maven/app/activity"
+	"maven/app/agents"
 	"maven/app/allowlist"
 	"maven/app/mcp"
 	"maven/app/voice"
@@ -51,6 +52,17 @@ var outcomeTones = enum.Table[voice.Outcome, string]{
 	{Member: voice.OutcomeRefused, Said: "trouble"},
 	{Member: voice.OutcomeLocked, Said: "trouble"},
 	{Member: voice.OutcomeError, Said: "trouble"},
+}
+
+// agentOutcomeTones are how an agent's call's outcome is shown; their words are
+// agents.Outcome.Words.
+var agentOutcomeTones = enum.Table[agents.Outcome, string]{
+	{Member: agents.OutcomeRan, Said: "ok"},
+	{Member: agents.OutcomeNeedsOwner, Said: "calm"},
+	{Member: agents.OutcomeBadArguments, Said: "calm"},
+	{Member: agents.OutcomeChanged, Said: "calm"},
+	{Member: agents.OutcomeLocked, Said: "trouble"},
+	{Member: agents.OutcomeFailed, Said: "trouble"},
 }
 
 // activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
@@ -268,11 +280,13 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 }
 
 // kindLabels name the kinds of entry on the switch.
-var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.KindChanges: "Changes", activity.KindServers: "Servers"}
+var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.KindAgents: "Agents",
+	activity.KindChanges: "Changes", activity.KindServers: "Servers"}
 
 // actionLabels name the feed's actions in words; any other is shown as it is recorded.
 var actionLabels = map[string]string{
 	activity.ActionVoiceTurn:       "Voice",
+	activity.ActionAgentCall:       "Agent call",
 	activity.ActionLocked:          "Locked",
 	activity.ActionUnlocked:        "Unlocked",
 	activity.ActionServerState:     "Server",
@@ -307,7 +321,11 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	if e.Tool != "" {
 		v.ToolText, v.ToolURL = text(e.Tool), activityView{tool: e.Tool}.url(0)
 	}
-	if e.Outcome != "" {
+	switch {
+	case e.Action == activity.ActionAgentCall:
+		v.OutcomeLabel = agents.Outcome(e.Outcome).Words()
+		v.Tone, _ = agentOutcomeTones.Of(agents.Outcome(e.Outcome))
+	case e.Outcome != "":
 		v.OutcomeLabel = voice.Outcome(e.Outcome).Words()
 		v.Tone, _ = outcomeTones.Of(voice.Outcome(e.Outcome))
 	}
@@ -339,6 +357,7 @@ func entryView(e activity.Entry) views.ActivityEntry {
 // one fact. Keys not here are left out: they repeat what the entry shows (utterance, args) or
 // are for machines (fingerprints, a previous declared shape, digests).
 var factKeys = []struct{ key, label string }{
+	{"client", "Client"},
 	{"server", "Server"},
 	{"secret", "Secret"},
 	{"passkey_name", "Passkey"},

@@ -125,6 +125,8 @@ type fixture struct {
 	problems *config.Problems
 	// configLoaded is what the config source says: the running config came from its file.
 	configLoaded atomic.Bool
+	// agents serve /mcp and /sse, when a test sets them before boot.
+	agents handlers.AgentDeps
 }
 
 // The tokens of the fixture's voice webhook and metrics.
@@ -303,6 +305,7 @@ func (f *fixture) deps() handlers.Deps {
 		ConfigSource:   func() (string, bool) { return "/etc/maven/maven.json", f.configLoaded.Load() },
 		SecretUsers:    config.Config{MCPServers: f.mcpServers}.SecretUsers,
 		ConfigProblems: f.problems,
+		Agents:         f.agents,
 	}
 }
 

@@ -80,6 +80,10 @@ type Deps struct {
 	// ConfigProblems are what the running config holds that Maven runs despite, and the last
 	// reload's refusal; /tools shows them.
 	ConfigProblems ConfigProblems
+	// Agents, with its Servers and Tokens set, serves MCP to agents at /mcp and /sse
+	// (mcpserver.go). Optional until the daemon has clients to verify tokens with (issue 20's
+	// app/clients): without both, neither path is served.
+	Agents AgentDeps
 }
 
 // missing names the required fields of d that are nil (or, for Origins, empty).
@@ -150,6 +154,8 @@ type server struct {
 	recoveryBySource    *sourceLimits
 	recoveryByBrowser   *limits[string]
 	recoveryTotal       *rate.Limiter
+	// agents serves /mcp and /sse; nil serves neither.
+	agents *agentEndpoint
 }
 
 // New returns the daemon's web app: its route table (routes) over the dependencies every
@@ -184,12 +190,18 @@ func New(d Deps) (http.Handler, error) {
 	if s.atOriginHost, err = s.requireOriginHost(d.Origins); err != nil {
 		return nil, err
 	}
+	if d.Agents.Servers != nil && d.Agents.Tokens != nil {
+		if s.agents, err = newAgentEndpoint(d.Agents, d.Origins, s.log); err != nil {
+			return nil, err
+		}
+	}
 	return s.routes(), nil
 }
 
 // routes is the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
+//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host;
+//	            /mcp and /sse (agents' tokens), at any Host but a rebound one
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
@@ -220,6 +232,12 @@ func (s *server) routes() http.Handler {
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
+	// Agents' MCP: their own bearer tokens, no session, no cookie; a foreign Origin, and a
+	// Host a DNS rebinding sent, are refused (docs/design.md#rule-26).
+	if s.agents != nil {
+		r.Handle("/mcp", s.agents.guard(http.HandlerFunc(s.agents.serveMCP)))
+		r.Handle("/sse", s.agents.guard(http.HandlerFunc(s.agents.serveSSE)))
+	}
 
 	r.Group(func(r chi.Router) {
 		// Browser-facing: a request at a host that is not a configured origin's, and a

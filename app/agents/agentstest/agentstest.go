@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"maven/app/activity"
 	"maven/app/agents"
 	"maven/app/allowlist"
@@ -28,6 +30,7 @@ import (
 
 // World is one Maven's worth of what agents reach.
 type World struct {
+	DB      *bun.DB
 	Tools   *allowlist.Service
 	Manager *mcp.Manager
 	Feed    *activity.Log
@@ -60,7 +63,7 @@ func New(tb testing.TB, opts Options) *World {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &testWriter{tb: tb}
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w := &World{Lock: &Lock{}, Clients: &Clients{policies: map[string]agents.Policy{}}}
+	w := &World{DB: bdb, Lock: &Lock{}, Clients: &Clients{policies: map[string]agents.Policy{}}}
 	w.Tools = allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	w.Feed = activity.New(db.NewActivityStore(bdb), time.Now)
 	servers := map[string]config.Server{}
