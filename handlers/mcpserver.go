@@ -88,7 +88,24 @@ type sseEntry struct {
 	handler *sdk.SSEHandler
 }
 
-// newAgentEndpoint builds the endpoint of d's agents; origins are the configured ones.
+// NewAgentEndpoint serves /mcp and /sse to d's agents (docs/design.md#rule-26); configured are
+// the configured origins. New mounts it in the route table; alone, it is Maven's MCP server
+// without the pages, as the conformance suite's server scenarios test it.
+func NewAgentEndpoint(d AgentDeps, configured []string, log *slog.Logger) (http.Handler, error) {
+	if d.Servers == nil || d.Tokens == nil {
+		return nil, errors.New("handlers: the agents' endpoint needs its Servers and Tokens")
+	}
+	e, err := newAgentEndpoint(d, configured, log)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", e.guard(http.HandlerFunc(e.serveMCP)))
+	mux.Handle("/sse", e.guard(http.HandlerFunc(e.serveSSE)))
+	return mux, nil
+}
+
+// newAgentEndpoint builds the endpoint of d's agents; configured are the configured origins.
 func newAgentEndpoint(d AgentDeps, configured []string, log *slog.Logger) (*agentEndpoint, error) {
 	hosts, err := originHosts(configured)
 	if err != nil {

@@ -535,3 +535,57 @@ func TestAgentsCallsAreOnTheActivityPage(t *testing.T) {
 		}
 	}
 }
+
+// sseEvents reads the server-sent events of body, each as its fields ("id", "data", …).
+func sseEvents(t *testing.T, body io.Reader) []map[string]string {
+	t.Helper()
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []map[string]string
+	for _, block := range strings.Split(strings.TrimSpace(string(raw)), "\n\n") {
+		e := map[string]string{}
+		for _, line := range strings.Split(block, "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			e[k] = strings.TrimSpace(v)
+		}
+		events = append(events, e)
+	}
+	return events
+}
+
+// TestAgentsStreamsAreResumable: in a 2025-11-25 session, a call's stream begins with a priming
+// event (an id, no data), and a GET naming that id as Last-Event-ID replays what came after it:
+// the call's answer, which a client cut off mid-stream would have lost.
+func TestAgentsStreamsAreResumable(t *testing.T) {
+	w, _ := agentsWorld(t, agentstest.Options{})
+	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
+	auth := http.Header{"Authorization": {"Bearer token-a"}}
+	res := af.post(t, "/mcp", initialize, auth)
+	session := res.Header.Get("Mcp-Session-Id")
+	in := http.Header{"Authorization": {"Bearer token-a"}, "Mcp-Session-Id": {session}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	if res := af.post(t, "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, in); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d", res.StatusCode)
+	}
+	res = af.post(t, "/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s_read"}}`, in)
+	events := sseEvents(t, res.Body)
+	if len(events) < 2 || events[0]["id"] == "" || events[0]["data"] != "" || !strings.Contains(events[1]["data"], "read it") {
+		t.Fatalf("the call's stream: %v", events)
+	}
+	req, err := http.NewRequest(http.MethodGet, af.url+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = in.Clone()
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", events[0]["id"])
+	replay, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Body.Close()
+	if again := sseEvents(t, replay.Body); replay.StatusCode != http.StatusOK || len(again) == 0 || !strings.Contains(again[0]["data"], `"id":7`) {
+		t.Errorf("resuming after %s: %d %v", events[0]["id"], replay.StatusCode, again)
+	}
+}

@@ -154,8 +154,8 @@ type server struct {
 	recoveryBySource    *sourceLimits
 	recoveryByBrowser   *limits[string]
 	recoveryTotal       *rate.Limiter
-	// agents serves /mcp and /sse; nil serves neither.
-	agents *agentEndpoint
+	// agents serves /mcp and /sse (NewAgentEndpoint); nil serves neither.
+	agents http.Handler
 }
 
 // New returns the daemon's web app: its route table (routes) over the dependencies every
@@ -191,7 +191,7 @@ func New(d Deps) (http.Handler, error) {
 		return nil, err
 	}
 	if d.Agents.Servers != nil && d.Agents.Tokens != nil {
-		if s.agents, err = newAgentEndpoint(d.Agents, d.Origins, s.log); err != nil {
+		if s.agents, err = NewAgentEndpoint(d.Agents, d.Origins, s.log); err != nil {
 			return nil, err
 		}
 	}
@@ -235,8 +235,8 @@ func (s *server) routes() http.Handler {
 	// Agents' MCP: their own bearer tokens, no session, no cookie; a foreign Origin, and a
 	// Host a DNS rebinding sent, are refused (docs/design.md#rule-26).
 	if s.agents != nil {
-		r.Handle("/mcp", s.agents.guard(http.HandlerFunc(s.agents.serveMCP)))
-		r.Handle("/sse", s.agents.guard(http.HandlerFunc(s.agents.serveSSE)))
+		r.Handle("/mcp", s.agents)
+		r.Handle("/sse", s.agents)
 	}
 
 	r.Group(func(r chi.Router) {
