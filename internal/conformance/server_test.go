@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -170,15 +169,11 @@ func serverUnderTest(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		host := r.Host
-		director(r)
-		r.Host = host // as the suite sent it
-		r.Header.Set("Authorization", "Bearer "+suiteTokenValue)
-	}
-	proxy.Config.Handler = rp
+	proxy.Config.Handler = &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host // as the suite sent it
+		pr.Out.Header.Set("Authorization", "Bearer "+suiteTokenValue)
+	}}
 	proxy.Start()
 	t.Cleanup(proxy.Close)
 	return proxy.URL
