@@ -9,7 +9,7 @@ import (
 
 // Class is what an agent's call to an enabled row may do: run at once, or wait for the owner
 // (docs/design.md#rule-28). In this issue a call that needs the owner is refused with its
-// class's words; approving it on the phone (pending calls, docs/design.md#rule-30) is next.
+// class's words; approving it on the phone (pending calls) is the next issue.
 type Class string
 
 // The call classes, in the order Classify tests them.
