@@ -41,6 +41,13 @@
   document.addEventListener('htmx:beforeSwap', function (event) {
     const target = event.detail && event.detail.target;
     if (!(target instanceof Element) || target.id !== 'mcp-servers') return;
+    // A poll that was on its way when the prompt opened is not swapped in either (the answer
+    // to the action the prompt approved is).
+    const from = event.detail.elt;
+    if (document.documentElement.dataset.ceremony && from instanceof Element && from.id === 'mcp-servers') {
+      event.detail.shouldSwap = false;
+      return;
+    }
     const active = document.activeElement;
     kept = {
       ticked: Array.from(target.querySelectorAll('input[type=checkbox]:checked')).map((c) => c.name + '=' + c.value),
