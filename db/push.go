@@ -31,7 +31,9 @@ type PushStore struct {
 }
 
 // NewPushStore returns the push store over db.
-func NewPushStore(db *bun.DB) *PushStore { return &PushStore{SettingsStore: NewSettingsStore(db), db: db} }
+func NewPushStore(db *bun.DB) *PushStore {
+	return &PushStore{SettingsStore: NewSettingsStore(db), db: db}
+}
 
 // SaveSubscription implements notify.Store. The count and the insert are one transaction, so
 // two browsers subscribing at once cannot pass the limit.

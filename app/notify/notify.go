@@ -15,6 +15,7 @@ import (
 	"maven/app/activity"
 	"maven/app/config"
 	"maven/app/reveal"
+	"maven/internal/enum"
 )
 
 // Notice is what the owner is told of one pending call. It carries the tool's name and the
@@ -31,18 +32,41 @@ type Notice struct {
 
 // Delivery is what one notifier did with one notice.
 type Delivery struct {
-	Notifier string // NotifierWebPush, NotifierNtfy or NotifierHomeAssistant
+	Notifier Notifier
 	Target   string // which subscription or server, shown to the owner (never a secret)
 	OK       bool
 	Err      string // why not, in words the owner can act on
 }
 
-// The notifiers, as a Delivery names them.
+// Notifier is one way of telling the owner; the values are recorded in the activity feed.
+type Notifier string
+
+// The notifiers.
 const (
-	NotifierWebPush       = "webpush"
-	NotifierNtfy          = "ntfy"
-	NotifierHomeAssistant = "home_assistant"
+	NotifierWebPush       Notifier = "webpush"
+	NotifierNtfy          Notifier = "ntfy"
+	NotifierHomeAssistant Notifier = "home_assistant"
 )
+
+// notifiers is every notifier, in the order a notice's deliveries list them, with its name for
+// the owner; TestEveryNotifierHasItsWords fails on one without (docs/style.md#enumerations).
+var notifiers = enum.Table[Notifier, string]{
+	{Member: NotifierWebPush, Said: "Web Push"},
+	{Member: NotifierNtfy, Said: "ntfy"},
+	{Member: NotifierHomeAssistant, Said: "Home Assistant"},
+}
+
+// Notifiers returns every notifier, in the order a notice's deliveries list them.
+func Notifiers() []Notifier { return notifiers.Members() }
+
+// Words is the notifier's name for the owner ("Web Push"), or its value for one that is not a
+// notifier (read from an older feed).
+func (n Notifier) Words() string {
+	if words, ok := notifiers.Of(n); ok {
+		return words
+	}
+	return string(n)
+}
 
 // Defaults of Options.
 const (
@@ -207,8 +231,9 @@ func (d *Dispatcher) Test(ctx context.Context, link string) []Delivery {
 
 // target is one place a message goes.
 type target struct {
-	notifier, name string
-	send           func(ctx context.Context, msg message) error
+	notifier Notifier
+	name     string
+	send     func(ctx context.Context, msg message) error
 }
 
 // send delivers msg to every target at once, within the timeout.
