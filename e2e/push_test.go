@@ -10,7 +10,7 @@ import (
 // TestTheNotificationsCard: on a phone, /passkeys has the notifications card, the service
 // worker registers with the root as its scope, and the card offers to turn notifications on.
 // Headless Chromium cannot subscribe to a real push service, so a subscription is posted from
-// the page as push.js posts one (docs/peers.md says push is tested from the server's side):
+// the page as push.js posts one (push is tested from the server's side, docs/peers.md#notifiers):
 // the card lists it, Send a test says what it did, the card is axe-clean, and Remove removes it.
 func TestTheNotificationsCard(t *testing.T) {
 	t.Parallel()
