@@ -27,7 +27,7 @@ type Notifications interface {
 	Unsubscribe(ctx context.Context, id int64) error
 	Subscriptions(ctx context.Context) ([]notify.Subscription, error)
 	// Test sends a test notification through every notifier.
-	Test(ctx context.Context, link string) []notify.Delivery
+	Test(ctx context.Context) []notify.Delivery
 }
 
 // pushCardPage is where the notifications card is, for the browsers that post its forms
@@ -85,13 +85,13 @@ func (s *server) pushUnsubscribePost(w http.ResponseWriter, r *http.Request) err
 	return s.pushChanged(w, r, "That browser gets no more notifications.", nil)
 }
 
-// pushTestPost sends a test notification through every notifier, linking to Maven's first
-// origin, and answers with the card saying what each did.
+// pushTestPost sends a test notification through every notifier, and answers with the card
+// saying what each did.
 func (s *server) pushTestPost(w http.ResponseWriter, r *http.Request) error {
 	if err := readForm(w, r, maxPushForm); err != nil {
 		return err
 	}
-	deliveries := s.notify.Test(r.Context(), s.origins[0]+"/")
+	deliveries := s.notify.Test(r.Context())
 	sent := 0
 	var out []views.Delivery
 	for _, d := range deliveries {

@@ -220,13 +220,28 @@ func (d *Dispatcher) Notify(ctx context.Context, n Notice) []Delivery {
 	return deliveries
 }
 
-// Test sends a test notification, linking to link, through every notifier, as Notify does; the
-// owner asked for it ("Send a test").
-func (d *Dispatcher) Test(ctx context.Context, link string) []Delivery {
+// Test sends a test notification through every notifier, as Notify does, linking to Maven's
+// home page (Link("/")); the owner asked for it ("Send a test").
+func (d *Dispatcher) Test(ctx context.Context) []Delivery {
+	link := d.Link("/")
 	msg := message{Title: "Maven: a test", Body: "Notifications from Maven reach this device.", URL: link}
 	deliveries := d.send(ctx, msg)
 	d.record(ctx, "owner", Notice{Link: link}, deliveries)
 	return deliveries
+}
+
+// Link is the absolute URL of path (such as "/approvals/7") where a notice sends the owner: at
+// Maven's first https origin, else its first origin, since a phone reaches Maven over https.
+func (d *Dispatcher) Link(path string) string {
+	for _, o := range d.origins {
+		if strings.HasPrefix(o, "https://") {
+			return o + path
+		}
+	}
+	if len(d.origins) == 0 {
+		return path
+	}
+	return d.origins[0] + path
 }
 
 // target is one place a message goes.
