@@ -86,12 +86,3 @@ func (s *Service) DisableTool(ctx context.Context, id int64, actor string) (t To
 	})
 	return t, err
 }
-
-// Withdraw withdraws one row with the reason recorded as its provenance.
-func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) (t Tool, err error) {
-	err = s.Update(ctx, func(tx *Tx) error {
-		t, err = tx.Withdraw(ctx, id, actor, reason)
-		return err
-	})
-	return t, err
-}

@@ -125,12 +125,6 @@ func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
 	return Shape{Declared: d, Canonical: out.String(), Fingerprint: "sha256:" + hex.EncodeToString(sum[:])}, nil
 }
 
-// Canonical returns d's canonical form (see Fingerprint).
-func (d Declared) Canonical() (string, error) {
-	shape, err := Fingerprint(d)
-	return shape.Canonical, err
-}
-
 func canonicalSchema(raw json.RawMessage) ([]byte, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || string(t) == "null" {

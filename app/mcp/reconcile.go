@@ -47,12 +47,6 @@ func (r *ToolReconciler) OnReconcile(fn func(server string, took time.Duration))
 	r.onReconcile = fn
 }
 
-// SetChurnBudget replaces the default budget; zero fields keep their defaults. Call it before
-// the manager runs.
-func (r *ToolReconciler) SetChurnBudget(b ChurnBudget) {
-	r.budget = b.withDefaults()
-}
-
 // Refused returns what the last refresh of server refused.
 func (r *ToolReconciler) Refused(server string) []Refusal {
 	r.mu.Lock()
