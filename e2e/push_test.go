@@ -4,7 +4,10 @@ import (
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/base64"
+	"sync"
 	"testing"
+
+	"github.com/playwright-community/playwright-go"
 )
 
 // TestTheNotificationsCard: on a phone, /passkeys has the notifications card, the service
@@ -36,6 +39,28 @@ func TestTheNotificationsCard(t *testing.T) {
 	check(t, owner.Expect.Locator(button(card, "Turn on notifications in this browser")).ToBeVisible(), "turning them on is offered")
 	check(t, owner.Expect.Locator(card.Locator("[data-push-state]")).ToHaveText("This browser does not get notifications."), "and it says why")
 
+	// What the service worker does with a push: the notification it shows says the tool and
+	// keeps the link it opens on a tap (Chromium delivers the message itself, through CDP).
+	check(t, owner.Context.GrantPermissions([]string{"notifications"}, playwright.BrowserContextGrantPermissionsOptions{
+		Origin: playwright.String(m.BaseURL)}), "allow notifications")
+	deliverPush(t, owner, m.BaseURL, `{"title": "Maven: approval needed", "body": "delete_task on tasks waits for your approval", "url": "`+m.URL("/approvals/7")+`"}`)
+	var shown struct {
+		Title string `json:"title"`
+		Body  string `json:"body"`
+		URL   string `json:"url"`
+	}
+	evalJSON(t, owner.Page, `async () => {
+		const r = await navigator.serviceWorker.ready;
+		for (const deadline = Date.now() + 10000; Date.now() < deadline; await new Promise((ok) => setTimeout(ok, 50))) {
+			const [n] = await r.getNotifications();
+			if (n) return {title: n.title, body: n.body, url: n.data && n.data.url};
+		}
+		return {};
+	}`, nil, &shown)
+	if shown.Title != "Maven: approval needed" || shown.Body != "delete_task on tasks waits for your approval" || shown.URL != m.URL("/approvals/7") {
+		t.Fatalf("the notification shown: %+v", shown)
+	}
+
 	// A subscription at a push service that refuses connections.
 	key, err := ecdh.P256().GenerateKey(rand.Reader)
 	check(t, err, "a browser's key")
@@ -58,4 +83,37 @@ func TestTheNotificationsCard(t *testing.T) {
 	check(t, button(card.Locator("[data-push-browser]"), "Remove").Click(), "remove the browser")
 	check(t, owner.Expect.Locator(card.Locator(".empty")).ToHaveText("No browser is subscribed yet."), "it is gone")
 	check(t, owner.Expect.Locator(button(card, "Turn on notifications in this browser")).ToBeVisible(), "and turning them on is offered again")
+}
+
+// deliverPush has Chromium deliver a push message with data to the service worker registered at
+// origin, as a push service would (CDP's ServiceWorker.deliverPushMessage).
+func deliverPush(t *testing.T, tb *tab, origin, data string) {
+	t.Helper()
+	cdp, err := tb.Context.NewCDPSession(tb.Page)
+	check(t, err, "a CDP session")
+	defer cdp.Detach()
+	var mu sync.Mutex
+	var registration string
+	cdp.On("ServiceWorker.workerRegistrationUpdated", func(ev map[string]any) {
+		regs, _ := ev["registrations"].([]any)
+		for _, r := range regs {
+			if reg, _ := r.(map[string]any); reg["scopeURL"] == origin+"/" && reg["isDeleted"] != true {
+				mu.Lock()
+				registration, _ = reg["registrationId"].(string)
+				mu.Unlock()
+			}
+		}
+	})
+	_, err = cdp.Send("ServiceWorker.enable", nil)
+	check(t, err, "ServiceWorker.enable")
+	waitFor(t, pollTimeout, "the service worker's registration", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return registration != ""
+	})
+	mu.Lock()
+	id := registration
+	mu.Unlock()
+	_, err = cdp.Send("ServiceWorker.deliverPushMessage", map[string]any{"origin": origin, "registrationId": id, "data": data})
+	check(t, err, "deliver a push message")
 }
