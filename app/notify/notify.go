@@ -207,8 +207,8 @@ type message struct {
 // Notify tells the owner of n through every notifier configured, all at once, and returns
 // what each did: one delivery per subscribed browser, then ntfy's, then Home Assistant's. With
 // no browser subscribed, Web Push is a failed delivery only when no other notifier is
-// configured. It returns within the dispatcher's timeout; a notifier that has not answered by
-// then is a failed delivery. Each delivery is recorded in the activity feed.
+// configured. It returns within the dispatcher's timeout (and the feed's write); a notifier that
+// has not answered by then is a failed delivery. Each delivery is recorded in the activity feed.
 func (d *Dispatcher) Notify(ctx context.Context, n Notice) []Delivery {
 	title := "Maven: approval needed"
 	body := reveal.OneLine(n.Tool) + " waits for your approval"
@@ -251,8 +251,11 @@ type target struct {
 	send     func(ctx context.Context, msg message) error
 }
 
-// send delivers msg to every target at once, within the timeout.
+// send delivers msg to every target at once, within the timeout, which bounds reading the
+// subscriptions too.
 func (d *Dispatcher) send(ctx context.Context, msg message) []Delivery {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
 	targets, failed := d.targets(ctx)
 	if len(targets) == 0 && len(failed) == 0 {
 		return []Delivery{{Notifier: NotifierWebPush,
@@ -266,8 +269,6 @@ func (d *Dispatcher) send(ctx context.Context, msg message) []Delivery {
 		}
 		return out
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
 	type result struct {
 		i   int
 		err error
