@@ -15,6 +15,7 @@ import (
 	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/mcp"
+	"maven/app/notify"
 	"maven/app/voice"
 	"maven/internal/enum"
 	"maven/views"
@@ -293,6 +294,11 @@ var actionLabels = map[string]string{
 	activity.ActionSecretDeleted:   "Secret deleted",
 	activity.ActionRecoveryRotated: "New recovery code",
 	activity.ActionSetupLinkIssued: "Setup link issued",
+	// docs/design.md#rule-30: each delivery of a notification, and the browsers subscribed.
+	activity.ActionNotified:         "Notified",
+	activity.ActionNotifyFailed:     "Not notified",
+	activity.ActionPushSubscribed:   "Notifications turned on",
+	activity.ActionPushUnsubscribed: "Notifications turned off",
 }
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
@@ -328,8 +334,11 @@ func entryView(e activity.Entry) views.ActivityEntry {
 			v.Args = append(v.Args, views.Fact{Label: text(name), Value: text(valueText(args[name])), Code: true})
 		}
 	}
-	if e.Action == activity.ActionServerState {
+	switch e.Action {
+	case activity.ActionServerState:
 		v.Tone = serverTone(mcp.State(fmt.Sprint(detail["to"])))
+	case activity.ActionNotifyFailed:
+		v.Tone = "trouble"
 	}
 	v.Facts = facts(detail)
 	return v
@@ -340,6 +349,9 @@ func entryView(e activity.Entry) views.ActivityEntry {
 // are for machines (fingerprints, a previous declared shape, digests).
 var factKeys = []struct{ key, label string }{
 	{"server", "Server"},
+	{"notifier", "Through"},
+	{"target", "To"},
+	{"client", "Asked by"},
 	{"secret", "Secret"},
 	{"passkey_name", "Passkey"},
 	{"via", "Added through"},
@@ -384,6 +396,8 @@ func facts(detail map[string]any) []views.Fact {
 			}
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
+		case "notifier":
+			f.Value = text(notify.Notifier(valueText(val)).Words())
 		case "expires":
 			t, err := time.Parse(time.RFC3339, valueText(val))
 			if err != nil {

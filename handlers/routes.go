@@ -49,6 +49,9 @@ type Deps struct {
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed
+	// Notifications keeps the browsers subscribed to Web Push, and sends the test of the
+	// notifications card.
+	Notifications Notifications
 	// Metrics counts requests and serves GET /metrics to holders of a token MetricsTokens
 	// accepts, with MetricsGauges read at each scrape. Optional: nil with "metrics": false, and
 	// then nothing is counted and /metrics is not served.
@@ -94,6 +97,7 @@ func (d Deps) missing() []string {
 		{"Commands", d.Commands != nil}, {"Wake", d.Wake != nil}, {"SignIn", d.SignIn != nil},
 		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
 		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
+		{"Notifications", d.Notifications != nil},
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
@@ -128,6 +132,7 @@ type server struct {
 	guides        VoiceGuides
 	phrases       PhraseBook
 	activity      ActivityFeed
+	notify        Notifications
 	views         *views.Templates
 	assets        *Assets
 	now           func() time.Time
@@ -163,7 +168,7 @@ func New(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
 		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
-		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity,
+		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 	}
@@ -189,11 +194,13 @@ func New(d Deps) (http.Handler, error) {
 
 // routes is the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
+//	public      /healthz, /static/*, /sw.js, /manifest.webmanifest, POST /voice and /metrics
+//	            (their own tokens), at any Host
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
+//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, /push/*, and their
+//	            actions
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
 //	            removing a passkey, setting or deleting a secret, a new recovery code
@@ -217,6 +224,10 @@ func (s *server) routes() http.Handler {
 	r.Get("/healthz", healthz(s.vault))
 	r.Method(http.MethodGet, "/static/*", s.assets)
 	r.Method(http.MethodHead, "/static/*", s.assets)
+	// The service worker that shows notifications, and the manifest that lets a phone install
+	// Maven to its home screen (iOS delivers Web Push only there): static, scoped at the root.
+	r.Method(http.MethodGet, serviceWorkerPath, s.assets.File("sw.js"))
+	r.Method(http.MethodGet, manifestPath, s.assets.File("manifest.webmanifest"))
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
@@ -270,6 +281,9 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
+				r.Post("/push/subscribe", s.handle(s.pushSubscribePost))
+				r.Post("/push/unsubscribe", s.handle(s.pushUnsubscribePost))
+				r.Post("/push/test", s.handle(s.pushTestPost))
 				s.stepUpRoutes(r)
 			})
 		})
