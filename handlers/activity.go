@@ -16,6 +16,7 @@ import (
 	"maven/app/agents"
 	"maven/app/allowlist"
 	"maven/app/mcp"
+	"maven/app/notify"
 	"maven/app/voice"
 	"maven/internal/enum"
 	"maven/views"
@@ -307,6 +308,11 @@ var actionLabels = map[string]string{
 	activity.ActionSecretDeleted:   "Secret deleted",
 	activity.ActionRecoveryRotated: "New recovery code",
 	activity.ActionSetupLinkIssued: "Setup link issued",
+	// docs/design.md#rule-30: each delivery of a notification, and the browsers subscribed.
+	activity.ActionNotified:         "Notified",
+	activity.ActionNotifyFailed:     "Not notified",
+	activity.ActionPushSubscribed:   "Notifications turned on",
+	activity.ActionPushUnsubscribed: "Notifications turned off",
 }
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
@@ -346,8 +352,11 @@ func entryView(e activity.Entry) views.ActivityEntry {
 			v.Args = append(v.Args, views.Fact{Label: text(name), Value: text(valueText(args[name])), Code: true})
 		}
 	}
-	if e.Action == activity.ActionServerState {
+	switch e.Action {
+	case activity.ActionServerState:
 		v.Tone = serverTone(mcp.State(fmt.Sprint(detail["to"])))
+	case activity.ActionNotifyFailed:
+		v.Tone = "trouble"
 	}
 	v.Facts = facts(detail)
 	return v
@@ -359,6 +368,9 @@ func entryView(e activity.Entry) views.ActivityEntry {
 var factKeys = []struct{ key, label string }{
 	{"client", "Client"},
 	{"server", "Server"},
+	{"notifier", "Through"},
+	{"target", "To"},
+	{"client", "Asked by"},
 	{"secret", "Secret"},
 	{"passkey_name", "Passkey"},
 	{"via", "Added through"},
@@ -403,6 +415,8 @@ func facts(detail map[string]any) []views.Fact {
 			}
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
+		case "notifier":
+			f.Value = text(notify.Notifier(valueText(val)).Words())
 		case "expires":
 			t, err := time.Parse(time.RFC3339, valueText(val))
 			if err != nil {

@@ -31,6 +31,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/notify"
 	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/vault"
@@ -126,6 +127,10 @@ type fixture struct {
 	problems *config.Problems
 	// configLoaded is what the config source says: the running config came from its file.
 	configLoaded atomic.Bool
+	// notify is the real dispatcher of notifications; pushTransport carries its requests
+	// (http.DefaultTransport when nil; set before boot).
+	notify        *notify.Dispatcher
+	pushTransport http.RoundTripper
 	// agents serve /mcp and /sse, when a test sets them before boot.
 	agents handlers.AgentDeps
 }
@@ -264,6 +269,10 @@ func (f *fixture) boot() {
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
 	t.Cleanup(f.voice.Close)
+	if f.notify, err = notify.New(ctx, db.NewPushStore(f.db), notify.Options{Origins: f.configuredOrigins(),
+		Transport: f.pushTransport, Activity: f.feed, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
 	h, err := handlers.New(f.deps())
 	if err != nil {
 		t.Fatal(err)
@@ -297,7 +306,7 @@ func (f *fixture) deps() handlers.Deps {
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
-		Guides: f.voice, Phrases: f.book, Activity: f.feed,
+		Guides: f.voice, Phrases: f.book, Activity: f.feed, Notifications: f.notify,
 		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).

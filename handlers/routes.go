@@ -49,6 +49,9 @@ type Deps struct {
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed
+	// Notifications keeps the browsers subscribed to Web Push, and sends the test of the
+	// notifications card.
+	Notifications Notifications
 	// Metrics counts requests and serves GET /metrics to holders of a token MetricsTokens
 	// accepts, with MetricsGauges read at each scrape. Optional: nil with "metrics": false, and
 	// then nothing is counted and /metrics is not served.
@@ -98,6 +101,7 @@ func (d Deps) missing() []string {
 		{"Commands", d.Commands != nil}, {"Wake", d.Wake != nil}, {"SignIn", d.SignIn != nil},
 		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
 		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
+		{"Notifications", d.Notifications != nil},
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
@@ -132,6 +136,7 @@ type server struct {
 	guides        VoiceGuides
 	phrases       PhraseBook
 	activity      ActivityFeed
+	notify        Notifications
 	views         *views.Templates
 	assets        *Assets
 	now           func() time.Time
@@ -169,7 +174,7 @@ func New(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
 		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
-		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity,
+		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 	}
@@ -200,12 +205,14 @@ func New(d Deps) (http.Handler, error) {
 
 // routes is the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host;
-//	            /mcp and /sse (agents' tokens), at any Host but a rebound one
+//	public      /healthz, /static/*, /sw.js, /manifest.webmanifest, POST /voice and /metrics
+//	            (their own tokens), at any Host; /mcp and /sse (agents' tokens), at any Host but
+//	            a rebound one
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
+//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, /push/*, and their
+//	            actions
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
 //	            removing a passkey, setting or deleting a secret, a new recovery code
@@ -229,15 +236,15 @@ func (s *server) routes() http.Handler {
 	r.Get("/healthz", healthz(s.vault))
 	r.Method(http.MethodGet, "/static/*", s.assets)
 	r.Method(http.MethodHead, "/static/*", s.assets)
+	// The service worker that shows notifications, and the manifest that lets a phone install
+	// Maven to its home screen (iOS delivers Web Push only there): static, scoped at the root.
+	r.Method(http.MethodGet, serviceWorkerPath, s.assets.File("sw.js"))
+	r.Method(http.MethodGet, manifestPath, s.assets.File("manifest.webmanifest"))
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
-	// Agents' MCP: their own bearer tokens, no session, no cookie; a foreign Origin, and a
-	// Host a DNS rebinding sent, are refused (docs/design.md#rule-26).
-	if s.agents != nil {
-		r.Handle("/mcp", s.agents)
-		r.Handle("/sse", s.agents)
-	}
+	// Agents' MCP server (agentRoutes).
+	s.agentRoutes(r)
 
 	r.Group(func(r chi.Router) {
 		// Browser-facing: a request at a host that is not a configured origin's, and a
@@ -288,11 +295,25 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
+				r.Post("/push/subscribe", s.handle(s.pushSubscribePost))
+				r.Post("/push/unsubscribe", s.handle(s.pushUnsubscribePost))
+				r.Post("/push/test", s.handle(s.pushTestPost))
 				s.stepUpRoutes(r)
 			})
 		})
 	})
 	return r
+}
+
+// agentRoutes are Maven's MCP server for agents, /mcp and /sse (NewAgentEndpoint): their own
+// bearer tokens, no session, no cookie; a foreign Origin, and a Host a DNS rebinding sent, are
+// refused (docs/design.md#rule-26). Without Deps.Agents neither is served.
+func (s *server) agentRoutes(r chi.Router) {
+	if s.agents == nil {
+		return
+	}
+	r.Handle("/mcp", s.agents)
+	r.Handle("/sse", s.agents)
 }
 
 // stepUpRoutes are the signed-in actions that each need a step-up: the handler runs only with a

@@ -56,6 +56,13 @@ const (
 	ActionSecretDeleted   = "secret_deleted"
 	ActionRecoveryRotated = "recovery_code_rotated"
 	ActionSetupLinkIssued = "setup_link_issued"
+	// Notifications of calls waiting for approval (docs/design.md#rule-30): one entry per
+	// delivery, done or failed, and the browsers subscribed to Web Push and removed. Their
+	// detail names the notifier and its target, never a secret.
+	ActionNotified         = "notified"
+	ActionNotifyFailed     = "notify_failed"
+	ActionPushSubscribed   = "push_subscribed"
+	ActionPushUnsubscribed = "push_unsubscribed"
 )
 
 // Kind is one of the feed's kinds of entry, the switch of /activity.

@@ -172,6 +172,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		Guides:         svc.voice,
 		Phrases:        svc.book,
 		Activity:       svc.events,
+		Notifications:  svc.notify,
 		Metrics:        svc.registry,
 		MetricsTokens:  svc.metricsTokens,
 		MetricsGauges:  svc.gauges,

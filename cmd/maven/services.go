@@ -16,6 +16,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/notify"
 	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/runner"
@@ -44,13 +45,14 @@ type services struct {
 	credentials *http.Transport // every request that carries a credential (credentialTransport)
 	book        *phrases.Service
 	voice       *voice.Service
-	closers     []func() // what close ends, last first
+	notify      *notify.Dispatcher // tells the owner of calls waiting for approval
+	closers     []func()           // what close ends, last first
 }
 
 // openServices builds the daemon's app services over bdb, in the order each needs the others:
 // the allowlist and the MCP servers (openMCP), the owner's passkeys and tokens, the activity
-// feed's recorders, voice (openVoice); and what a lock and an unlock do to each. Nothing is
-// dialled yet. An error closes what it opened; else the caller closes it.
+// feed's recorders, the notifiers, voice (openVoice); and what a lock and an unlock do to each.
+// Nothing is dialled yet. An error closes what it opened; else the caller closes it.
 func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, err error) {
 	s := &services{daemon: &daemon{started: time.Now(), cfg: st.cfg, listen: st.listen, dataDir: st.flags.dataDir,
 		log: st.log, problems: &config.Problems{},
@@ -82,6 +84,14 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 		return nil, err
 	}
 	startActivity(ctx, s.events, s.vault, s.mcp, st.log)
+	// The notifiers (docs/design.md#rule-30): the VAPID keys are made at the first start; Home
+	// Assistant's token is a secret, sent through the transport a lock empties.
+	if s.notify, err = notify.New(ctx, db.NewPushStore(bdb), notify.Options{Config: st.cfg.Notify, Origins: st.cfg.Origins,
+		CredentialTransport: s.credentials, Activity: s.events, Logger: st.log}); err != nil {
+		return nil, err
+	}
+	s.vault.OnUnlock(s.notify.SetSecrets)
+	s.vault.OnLock(func() { s.notify.SetSecrets(nil) })
 	s.openVoice(st, bdb)
 	// Locking also drops pending voice confirms and every step-up grant, and collects what the
 	// sessions that used secrets leave behind.
