@@ -3,6 +3,7 @@ package limits_test
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -41,17 +42,17 @@ func resolve(t testing.TB, raw json.RawMessage) *jsonschema.Resolved {
 // accepts: what agents are shown is what is enforced.
 func FuzzCheckAgreesWithJSONSchema(f *testing.F) {
 	f.Add(uint16(0xffff), 17.0, 23.0, uint8(1), uint8(20), "^[A-Z]{3}$", "celsius", uint8(0b0101),
-		20.0, 3.0, "heat", "hall", "ABC", "celsius", true, uint8(0), uint16(0))
-	f.Add(uint16(0x0001), 17.0, 23.0, uint8(0), uint8(0), "", "", uint8(0), 25.0, 0.0, "", "", "", "", false, uint8(0), uint16(0))
-	f.Add(uint16(0x0010), 0.0, 0.0, uint8(0), uint8(0), "(a+)+$", "", uint8(0), 5.0, 0.0, "", "", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", "", false, uint8(0), uint16(0))
-	f.Add(uint16(0x00ff), 5.0, 35.0, uint8(3), uint8(3), "é", "x", uint8(0b1010), 5.0, 2.0, "off", "héé", "é", "x", false, uint8(0b1111), uint16(0x0a5a))
+		20.0, 3.0, "heat", "hall", "ABC", "celsius", true, uint8(0), uint16(0), uint8(0))
+	f.Add(uint16(0x0001), 17.0, 23.0, uint8(0), uint8(0), "", "", uint8(0), 25.0, 0.0, "heat", "", "", "", false, uint8(0), uint16(0), uint8(2))
+	f.Add(uint16(0x0010), 0.0, 0.0, uint8(0), uint8(0), "(a+)+$", "", uint8(0), 5.0, 0.0, "", "", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", "", false, uint8(0), uint16(0), uint8(0))
+	f.Add(uint16(0x00ff), 5.0, 35.0, uint8(3), uint8(3), "é", "x", uint8(0b1010), 5.0, 2.0, "off", "héé", "é", "x", false, uint8(0b1111), uint16(0x0a5a), uint8(13))
 	approvedSchema := resolve(f, json.RawMessage(fuzzSchema))
 	s, err := limits.ReadSchema(json.RawMessage(fuzzSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, pick uint16, lo, hi float64, n1, n2 uint8, pattern, fixed string, modes uint8,
-		temp, count float64, mode, name, code, unit string, flag bool, omit uint8, swap uint16) {
+		temp, count float64, mode, name, code, unit string, flag bool, omit uint8, swap uint16, edge uint8) {
 		set := limits.Set{Props: map[string]limits.Limit{}}
 		if pick&1 != 0 {
 			set.Props["temperature"] = limits.Limit{Kind: limits.KindRange, Min: &lo, Max: &hi}
@@ -91,6 +92,27 @@ func FuzzCheckAgreesWithJSONSchema(f *testing.F) {
 		narrowed, err := limits.Narrow(json.RawMessage(fuzzSchema), set)
 		if err != nil {
 			t.Fatalf("a set Validate takes does not narrow the schema: %v", err)
+		}
+		// Values at the limits' edges, which random numbers and strings would seldom hit.
+		switch edge % 5 {
+		case 1:
+			temp = lo
+		case 2:
+			temp = hi
+		case 3:
+			temp = math.Nextafter(hi, math.Inf(1))
+		case 4:
+			temp = math.Nextafter(lo, math.Inf(-1))
+		}
+		switch edge / 5 % 5 {
+		case 1:
+			name = strings.Repeat("é", int(n1))
+		case 2:
+			name = strings.Repeat("é", int(n2))
+		case 3:
+			name = strings.Repeat("a", int(n2)+1)
+		case 4:
+			count, unit = float64(n2)+1000, fixed
 		}
 		args := fuzzArgs(temp, count, mode, name, code, unit, flag, omit, swap)
 		if args == nil {
