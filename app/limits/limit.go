@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"maven/app/mcp"
 	"maven/internal/enum"
+	"maven/internal/jcs"
 )
 
 // Kind is what a limit holds a property to.
@@ -200,7 +200,7 @@ func (s *Set) UnmarshalJSON(b []byte) error {
 
 // Canonical is the set's canonical (RFC 8785 JCS) JSON: what a step-up names and what is stored.
 func (s Set) Canonical() ([]byte, error) {
-	b, err := mcp.CanonicalizeValue(s.value())
+	b, err := jcs.CanonicalizeValue(s.value())
 	if err != nil {
 		return nil, fmt.Errorf("limits: %w", err)
 	}
@@ -212,7 +212,7 @@ func (s Set) Canonical() ([]byte, error) {
 // the owner's page showed of the row. The passkey then approves exactly these limits on
 // exactly that shape.
 func Digest(fingerprint string, set Set) (string, error) {
-	b, err := mcp.CanonicalizeValue(map[string]any{"fingerprint": fingerprint, "limits": set.value()})
+	b, err := jcs.CanonicalizeValue(map[string]any{"fingerprint": fingerprint, "limits": set.value()})
 	if err != nil {
 		return "", fmt.Errorf("limits: %w", err)
 	}
