@@ -61,6 +61,7 @@ var agentOutcomeTones = enum.Table[agents.Outcome, string]{
 	{Member: agents.OutcomeRan, Said: "ok"},
 	{Member: agents.OutcomeNeedsOwner, Said: "calm"},
 	{Member: agents.OutcomeBadArguments, Said: "calm"},
+	{Member: agents.OutcomeOutsideLimits, Said: "calm"},
 	{Member: agents.OutcomeChanged, Said: "calm"},
 	{Member: agents.OutcomeLocked, Said: "trouble"},
 	{Member: agents.OutcomeFailed, Said: "trouble"},
