@@ -8,4 +8,6 @@
 // with MAVEN_BENCH=1:
 //
 //	scripts/bench
+//
+// bench/README.md holds the table of the last full run and says what each figure measures.
 package bench

@@ -18,6 +18,14 @@ import (
 	"maven/views"
 )
 
+// ActivityFeed reads the activity feed, and records the owner's security events in it
+// (*activity.Log).
+type ActivityFeed interface {
+	// Query fails with activity.ErrBadFilter for a filter that selects nothing sensible.
+	Query(ctx context.Context, f activity.Filter) (activity.Page, error)
+	Append(ctx context.Context, events ...activity.Event) error
+}
+
 // activityView is one view of /activity: the filters, and where the page starts.
 type activityView struct {
 	kind    activity.Kind // "" for every kind

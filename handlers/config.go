@@ -5,12 +5,16 @@ import (
 	"maven/views"
 )
 
+// ConfigProblems is what /tools shows of the config's problems (*config.Problems).
+type ConfigProblems interface {
+	List() []config.Problem
+	// Refused returns the config the last reload refused, and false if it applied its own.
+	Refused() (config.Refusal, bool)
+}
+
 // configNotes is what /tools says about the config: the errors of a reload that refused it,
 // and the problems of the config that runs. Nil when there is nothing to say.
 func (s *server) configNotes() *views.ConfigNotes {
-	if s.configProblems == nil {
-		return nil
-	}
 	path, _ := s.configSource()
 	notes := &views.ConfigNotes{Path: path, Problems: configProblems(s.configProblems.List())}
 	if r, ok := s.configProblems.Refused(); ok {

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +36,8 @@ import (
 	"maven/app/voice"
 	"maven/db"
 	"maven/handlers"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 	"maven/static"
 	"maven/views"
 )
@@ -46,25 +47,6 @@ const (
 	testOrigin = "http://localhost:8080"
 	testHost   = "localhost:8080"
 )
-
-// clock is the injected clock of auth, the allowlist and the session limits. It starts at the
-// real time because go-webauthn and scs read time.Now themselves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fakeServers is a fixed MCP status report.
 type fakeServers struct {
@@ -104,13 +86,12 @@ func (w *fakeWaker) list() []string {
 
 // fixture is the real web app over a real SQLite database in a temp dir, with a real vault
 // (none is created until a PRF passkey enrolls). boot builds everything that lives in memory, so
-// calling it again is a daemon restart over the same database. With mcpServers set it runs a
-// real MCP manager wired to the vault the way the daemon wires it.
+// calling it again is a daemon restart over the same database. It runs a real MCP manager of
+// mcpServers (none unless set) wired to the vault the way the daemon wires it.
 type fixture struct {
 	t     testing.TB
 	h     http.Handler
 	db    *bun.DB
-	dir   string
 	tools *allowlist.Service
 	// book is the owner's phrases, feed the activity feed, voice the guides /tools shows.
 	book  *phrases.Service
@@ -118,9 +99,14 @@ type fixture struct {
 	voice *voice.Service
 	auth  *auth.Service
 	gate  *vault.Gate
-	clock *clock
+	// clock is the injected clock of auth, the allowlist and the session limits. It starts at
+	// the real time because go-webauthn and scs read time.Now themselves.
+	clock *testclock.Clock
 	logs  *syncBuffer
-	// servers is the fake status report shown without a manager; mgr the real one.
+	// logger writes to logs.
+	logger *slog.Logger
+	// servers is the fake status report shown unless mcpServers are set; mgr the real manager,
+	// of mcpServers (or of none), which begins every sign-in.
 	servers    *fakeServers
 	mcpServers map[string]config.Server
 	mgr        *mcp.Manager
@@ -217,7 +203,7 @@ func newFixture(t testing.TB) *fixture { return newVaultFixture(t, "") }
 // config's mcpServers block for a real manager.
 func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, dir: t.TempDir(), logs: &syncBuffer{}, clock: &clock{t: time.Now()},
+	f := &fixture{t: t, logs: &syncBuffer{}, clock: testclock.New(time.Now()),
 		servers: &fakeServers{}, waker: &fakeWaker{}, problems: &config.Problems{}}
 	if serversJSON != "" {
 		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
@@ -226,12 +212,7 @@ func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 		}
 		f.mcpServers = cfg.MCPServers
 	}
-	bdb, err := db.Open(context.Background(), filepath.Join(f.dir, "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	f.db = bdb
+	f.db = testdb.Open(t)
 	f.boot()
 	return f
 }
@@ -243,14 +224,11 @@ func (f *fixture) boot() {
 	t.Helper()
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	origins := f.origins
-	if origins == nil {
-		origins = []string{testOrigin}
-	}
+	f.logger = logger
 	f.tools = allowlist.NewService(db.NewToolStore(f.db), f.clock.Now)
 	f.feed = activity.New(db.NewActivityStore(f.db), f.clock.Now)
 	owner, err := auth.New(db.NewAuthStore(f.db), auth.Config{
-		RPID: "localhost", Origins: origins, StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger, Activity: f.feed,
+		RPID: "localhost", Origins: f.configuredOrigins(), StepUpWindow: 5 * time.Minute, Now: f.clock.Now, Logger: logger, Activity: f.feed,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -261,48 +239,58 @@ func (f *fixture) boot() {
 		t.Fatal(err)
 	}
 	f.gate = gate
-	var statuses handlers.ServerStatuses = f.servers
-	var signIns handlers.ServerSignIn
-	var oauthClient handlers.OAuthClient
-	if f.mcpServers != nil {
-		if f.mgr != nil {
-			f.mgr.Close()
-		}
-		f.oauth = oauth.New(gate, f.feed, oauth.Options{Origins: []string{testOrigin}, Logger: logger})
-		oauthClient = f.oauth
-		f.mgr = mcp.NewManager(f.mcpServers, mcp.NewToolReconciler(f.tools, time.Now, logger), mcp.ManagerOptions{
-			DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, OAuth: f.oauth,
-		}, logger)
-		signIns = f.mgr
-		gate.OnUnlock(f.mgr.SetSecrets)
-		gate.OnLock(func() { f.mgr.SetSecrets(nil) })
-		gate.OnLock(f.oauth.EndSignIns)
-		mctx, cancel := context.WithCancel(context.Background())
-		f.mgr.Run(mctx)
-		mgr := f.mgr
-		t.Cleanup(func() { cancel(); mgr.Close() })
-		statuses = f.mgr
+	// The real manager begins sign-ins; without mcpServers it has no server, and the card shows
+	// the fake status report.
+	if f.mgr != nil {
+		f.mgr.Close()
 	}
+	f.oauth = oauth.New(gate, f.feed, oauth.Options{Origins: []string{testOrigin}, Logger: logger})
+	f.mgr = mcp.NewManager(f.mcpServers, mcp.NewToolReconciler(f.tools, time.Now, logger), mcp.ManagerOptions{
+		DialTimeout: 30 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 200 * time.Millisecond, OAuth: f.oauth,
+	}, logger)
+	gate.OnUnlock(f.mgr.SetSecrets)
+	gate.OnLock(func() { f.mgr.SetSecrets(nil) })
+	gate.OnLock(f.oauth.EndSignIns)
+	mctx, cancel := context.WithCancel(context.Background())
+	f.mgr.Run(mctx)
+	mgr := f.mgr
+	t.Cleanup(func() { cancel(); mgr.Close() })
 	gate.OnLock(owner.ForgetStepUps)
 	f.commands = approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
 	f.book = phrases.NewService(db.NewPhrasesStore(f.db), f.tools, f.clock.Now)
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
 	t.Cleanup(f.voice.Close)
-	h, err := handlers.Routes(handlers.Deps{
-		Logger:   logger,
-		Vault:    gate,
+	h, err := handlers.New(f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h = h
+}
+
+// deps are the handlers' dependencies over what boot built: the real services, and the fakes
+// of the status report (unless mcpServers runs a real manager), the waker and the machine
+// endpoints.
+func (f *fixture) deps() handlers.Deps {
+	t := f.t
+	var statuses handlers.ServerStatuses = f.servers
+	if f.mcpServers != nil {
+		statuses = f.mgr
+	}
+	return handlers.Deps{
+		Logger:   f.logger,
+		Vault:    f.gate,
 		Sessions: handlers.NewSessionManager(sqlite3store.NewWithConfig(f.db.DB, sqlite3store.Config{}), f.tls),
-		Auth:     owner,
+		Auth:     f.auth,
 		Tools:    f.tools,
 		Servers:  statuses,
 		Commands: f.commands,
 		Wake:     f.waker,
-		SignIn:   signIns,
-		OAuth:    oauthClient,
+		SignIn:   f.mgr,
+		OAuth:    f.oauth,
 		Views:    mustViews(t),
 		Assets:   mustAssets(t),
-		Origins:  origins,
+		Origins:  f.configuredOrigins(),
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
@@ -315,11 +303,15 @@ func (f *fixture) boot() {
 		ConfigSource:   func() (string, bool) { return "/etc/maven/maven.json", f.configLoaded.Load() },
 		SecretUsers:    config.Config{MCPServers: f.mcpServers}.SecretUsers,
 		ConfigProblems: f.problems,
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	f.h = h
+}
+
+// configuredOrigins are the origins, testOrigin unless a test set others.
+func (f *fixture) configuredOrigins() []string {
+	if f.origins == nil {
+		return []string{testOrigin}
+	}
+	return f.origins
 }
 
 // syncBuffer collects the log for assertions about what it never contains.

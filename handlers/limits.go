@@ -100,13 +100,6 @@ func (l *limits[K]) take(key K) error {
 	return take(e.Value.(*bucket[K]).lim, l.now())
 }
 
-// len is the number of keys in the table.
-func (l *limits[K]) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.recent.Len()
-}
-
 // sourceOf is what a request is counted against: its peer's address (the client's, when a
 // trusted proxy forwarded it), an IPv6 address by its /64, which one host usually holds whole.
 // A peer address that does not parse counts as one unknown source.

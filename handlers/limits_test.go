@@ -51,3 +51,10 @@ func TestSourceLimits(t *testing.T) {
 		t.Fatalf("%d sources in a table of 100", n)
 	}
 }
+
+// len is the number of keys in the table.
+func (l *limits[K]) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.recent.Len()
+}

@@ -47,9 +47,6 @@ func signInAsShown(w http.ResponseWriter, r *http.Request) (auth.Approval, error
 // for exactly what the card showed) and sends the browser to the authorization server. Tokens
 // are sealed, so it needs a vault; a server whose need changed since is refused.
 func (s *server) serverSignInPost(w http.ResponseWriter, r *http.Request) error {
-	if s.signIns == nil {
-		return errNoPage
-	}
 	approval := proofFrom(r.Context()).Approval()
 	if approval.Action != auth.ActionSignIn || len(approval.Items) != 1 {
 		return auth.ErrStepUpRequired
@@ -87,9 +84,6 @@ func (s *server) browserOrigin(r *http.Request) string {
 // sealed), and the browser goes back to the servers card, which shows how it went. A failed
 // sign-in is the card's to show and oauth's to log and record, once.
 func (s *server) oauthCallbackGet(w http.ResponseWriter, r *http.Request) error {
-	if s.oauth == nil {
-		return errNoPage
-	}
 	if _, err := s.oauth.Complete(r.Context(), ownerFrom(r.Context()).sid, r.URL); errors.Is(err, oauth.ErrNoSignIn) {
 		return err
 	}
@@ -100,9 +94,6 @@ func (s *server) oauthCallbackGet(w http.ResponseWriter, r *http.Request) error 
 // clientMetadataGet serves Maven's client ID metadata document, which authorization servers
 // fetch to learn who the client_id URL is; nothing in it is secret.
 func (s *server) clientMetadataGet(w http.ResponseWriter, _ *http.Request) error {
-	if s.oauth == nil {
-		return errNoPage
-	}
 	doc := s.oauth.MetadataDocument()
 	if doc == nil {
 		return errNoPage
@@ -115,12 +106,10 @@ func (s *server) clientMetadataGet(w http.ResponseWriter, _ *http.Request) error
 // signInTarget names the server a sign-in's step-up approves, with what it asks for, as the
 // card shows it now; mcp.ErrSignInChanged when no server waiting for a sign-in shows digest.
 func (s *server) signInTarget(digest string) (string, error) {
-	if s.servers != nil {
-		for _, st := range s.servers.Status() {
-			if st.State == mcp.StateNeedsAuth && st.SignInDigest() == digest {
-				return fmt.Sprintf("the MCP server “%s”, at the authorization server %s (%s), asking for %s%s",
-					st.Name, hostOf(st.AuthServer), st.AuthServer, scopesText(st.AuthScopes), signInElsewhere(st)), nil
-			}
+	for _, st := range s.servers.Status() {
+		if st.State == mcp.StateNeedsAuth && st.SignInDigest() == digest {
+			return fmt.Sprintf("the MCP server “%s”, at the authorization server %s (%s), asking for %s%s",
+				st.Name, hostOf(st.AuthServer), st.AuthServer, scopesText(st.AuthScopes), signInElsewhere(st)), nil
 		}
 	}
 	return "", mcp.ErrSignInChanged

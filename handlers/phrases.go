@@ -10,10 +10,23 @@ import (
 	"unicode/utf8"
 
 	"maven/app/allowlist"
+	"maven/app/auth"
 	"maven/app/phrases"
 	"maven/app/voice"
 	"maven/views"
 )
+
+// PhraseBook saves the owner's phrases of enabled MCP rows (*phrases.Service).
+type PhraseBook interface {
+	// Save needs a step-up for auth.ActionSetPhrases on id, naming the fingerprint the page
+	// showed; it fails as phrases.Service.Save does, and then saves nothing.
+	Save(ctx context.Context, id int64, text string, proof auth.StepUp) (phrases.Saved, error)
+}
+
+// VoiceGuides say how voice reaches each row, and what its saved phrases are (*voice.Service).
+type VoiceGuides interface {
+	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
+}
 
 // maxPhrasesForm bounds the phrases form: far more than phrases.MaxLines lines of
 // phrases.MaxLineLen bytes, form-encoded, so that too many lines get their own answer.
@@ -25,17 +38,9 @@ const (
 	voidProposed = "Its phrases were for the earlier shape of this tool; once you enable it, check them and save them again."
 )
 
-// guidesOf says how voice reaches each of rows, by id (none without a voice service).
-func (s *server) guidesOf(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error) {
-	if s.guides == nil {
-		return nil, nil
-	}
-	return s.guides.Guides(ctx, rows)
-}
-
 // guidedRow is the view of one row with what it says about voice.
 func (s *server) guidedRow(ctx context.Context, t allowlist.Tool) (views.ToolRow, error) {
-	guides, err := s.guidesOf(ctx, []allowlist.Tool{t})
+	guides, err := s.guides.Guides(ctx, []allowlist.Tool{t})
 	if err != nil {
 		return views.ToolRow{}, err
 	}
@@ -47,7 +52,7 @@ func (s *server) guidedRow(ctx context.Context, t allowlist.Tool) (views.ToolRow
 // addVoice adds to a row's view how voice reaches it, and the phrases box of a row that takes
 // phrases, holding the saved ones.
 func (s *server) addVoice(row *views.ToolRow, t allowlist.Tool, g voice.Guide) {
-	v := views.Voice{HowToSay: text(capitalized(g.HowToSay)), Phrasable: s.phrases != nil && phrases.Takes(t)}
+	v := views.Voice{HowToSay: text(capitalized(g.HowToSay)), Phrasable: phrases.Takes(t)}
 	if g.Void {
 		// Void phrases of an enabled row were saved for another fingerprint; a row that shows a
 		// diff was redefined since. A row merely disabled keeps its phrases for when it returns.

@@ -3,11 +3,11 @@
 package handlers
 
 import (
-	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -15,81 +15,15 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"golang.org/x/time/rate"
 
-	"maven/app/activity"
-	"maven/app/allowlist"
-	"maven/app/approval"
 	"maven/app/auth"
-	"maven/app/config"
-	"maven/app/mcp"
 	"maven/app/metrics"
 	"maven/app/oauth"
-	"maven/app/phrases"
 	"maven/app/vault"
-	"maven/app/voice"
 	"maven/views"
 )
 
-// Tools is what the handlers need of the allowlist (*allowlist.Service).
-type Tools interface {
-	// Get returns allowlist.ErrNotFound if no row has that id.
-	Get(ctx context.Context, id int64) (allowlist.Tool, error)
-	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
-	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
-	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
-	// the proof says the owner was shown.
-	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
-	// EnableTools enables every row the proof names, as shown, in one transaction; a row that
-	// changed since is refused for itself alone (its Outcome says why).
-	EnableTools(ctx context.Context, proof auth.StepUp) ([]allowlist.Outcome, error)
-	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
-	// its audit trail does not say).
-	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
-	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
-}
-
-// ServerStatuses reports the MCP servers' connection states (*mcp.Manager).
-type ServerStatuses interface {
-	Status() []mcp.ServerStatus
-}
-
-// ServerCommands is what the handlers need of the approvals of stdio servers' command lines
-// (*approval.Service).
-type ServerCommands interface {
-	Pending(ctx context.Context) ([]approval.PendingCommand, error)
-	// Command returns approval.ErrNotFound if no command line has that id.
-	Command(ctx context.Context, id int64) (approval.Command, error)
-	// Approve needs a step-up for auth.ActionAddServer on id (else auth.ErrStepUpRequired) and
-	// returns the server's name; approval.ErrNotFound if no command line has that id.
-	Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error)
-}
-
-// PhraseBook saves the owner's phrases of enabled MCP rows (*phrases.Service).
-type PhraseBook interface {
-	// Save needs a step-up for auth.ActionSetPhrases on id, naming the fingerprint the page
-	// showed; it fails as phrases.Service.Save does, and then saves nothing.
-	Save(ctx context.Context, id int64, text string, proof auth.StepUp) (phrases.Saved, error)
-}
-
-// VoiceGuides say how voice reaches each row, and what its saved phrases are (*voice.Service).
-type VoiceGuides interface {
-	Guides(ctx context.Context, rows []allowlist.Tool) (map[int64]voice.Guide, error)
-}
-
-// ActivityFeed reads the activity feed, and records the owner's security events in it
-// (*activity.Log).
-type ActivityFeed interface {
-	// Query fails with activity.ErrBadFilter for a filter that selects nothing sensible.
-	Query(ctx context.Context, f activity.Filter) (activity.Page, error)
-	Append(ctx context.Context, events ...activity.Event) error
-}
-
-// ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
-type ServerWaker interface {
-	Wake(server string)
-}
-
-// Deps are what the handlers need from the app. Logger and Now may be left zero; Servers is nil
-// when no MCP manager runs.
+// Deps are what the handlers need from the app. Every field is one the daemon always sets, and
+// New refuses a Deps that leaves one out, but for the four that say they are optional.
 type Deps struct {
 	Logger *slog.Logger
 	// Vault is the daemon's lock state and sealed secrets (it holds none until one is created).
@@ -99,26 +33,25 @@ type Deps struct {
 	Auth    *auth.Service
 	Tools   Tools
 	Servers ServerStatuses
-	// Commands approves stdio servers' command lines, after which Wake starts them; nil shows
-	// none.
+	// Commands approves stdio servers' command lines, after which Wake starts them.
 	Commands ServerCommands
 	Wake     ServerWaker
 	// SignIn begins sign-ins to OAuth-protected servers and OAuth finishes them on Maven's
-	// callback; nil offers none.
+	// callback.
 	SignIn ServerSignIn
 	OAuth  OAuthClient
-	// Voice answers POST /voice for requests carrying a token VoiceTokens accepts; nil
-	// leaves the webhook out.
+	// Voice answers POST /voice for requests carrying a token VoiceTokens accepts.
 	Voice       VoiceTurner
 	VoiceTokens TokenChecker
 	// Guides and Phrases give enabled rows how to say them and their phrases box; Activity is
 	// the feed /activity shows, where the owner's changes to secrets and the recovery code are
-	// recorded. Each may be nil: no such line, box, page or record.
+	// recorded.
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed
-	// Metrics, when set, counts requests and serves GET /metrics to holders of a token
-	// MetricsTokens accepts, with MetricsGauges read at each scrape.
+	// Metrics counts requests and serves GET /metrics to holders of a token MetricsTokens
+	// accepts, with MetricsGauges read at each scrape. Optional: nil with "metrics": false, and
+	// then nothing is counted and /metrics is not served.
 	Metrics       *metrics.Registry
 	MetricsTokens TokenChecker
 	MetricsGauges MetricsGauges
@@ -127,29 +60,50 @@ type Deps struct {
 	// Origins are the configured browser origins: pages and ceremonies answer only at their
 	// hosts, and cross-origin protection trusts them.
 	Origins []string
-	TLS     bool             // served over HTTPS: HSTS
-	Now     func() time.Time // the clock of session limits (time.Now)
+	// TLS says the daemon serves HTTPS itself: HSTS. Optional: false behind a proxy or on
+	// plain HTTP.
+	TLS bool
+	// Now is the clock of session limits. Optional: nil is time.Now, which the daemon uses.
+	Now func() time.Time
 	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For / X-Forwarded-Proto
-	// headers are believed; from anyone else those headers are ignored.
+	// headers are believed; from anyone else those headers are ignored. Optional: none is
+	// believed, as with no trusted_proxies in the config.
 	TrustedProxies []netip.Prefix
 	// ConfigSource returns the config file the daemon reads, and whether the config running
 	// came from it (false: it does not exist and the defaults run), as of now: a reload changes
-	// it. An empty /tools names it. Nil names none.
+	// it. An empty /tools names it.
 	ConfigSource func() (path string, loaded bool)
 	// SecretUsers maps each secret the running config refers to onto the servers that use it
 	// (config.Config.SecretUsers), as of now: a reload changes it. /secrets lists them, and
-	// which are missing. Nil: none.
+	// which are missing.
 	SecretUsers func() map[string][]string
 	// ConfigProblems are what the running config holds that Maven runs despite, and the last
-	// reload's refusal; /tools shows them. Nil shows none.
+	// reload's refusal; /tools shows them.
 	ConfigProblems ConfigProblems
 }
 
-// ConfigProblems is what /tools shows of the config's problems (*config.Problems).
-type ConfigProblems interface {
-	List() []config.Problem
-	// Refused returns the config the last reload refused, and false if it applied its own.
-	Refused() (config.Refusal, bool)
+// missing names the required fields of d that are nil (or, for Origins, empty).
+func (d Deps) missing() []string {
+	var out []string
+	for _, dep := range []struct {
+		name string
+		set  bool
+	}{
+		{"Logger", d.Logger != nil}, {"Vault", d.Vault != nil}, {"Sessions", d.Sessions != nil},
+		{"Auth", d.Auth != nil}, {"Tools", d.Tools != nil}, {"Servers", d.Servers != nil},
+		{"Commands", d.Commands != nil}, {"Wake", d.Wake != nil}, {"SignIn", d.SignIn != nil},
+		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
+		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
+		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
+		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
+		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
+		{"ConfigProblems", d.ConfigProblems != nil},
+	} {
+		if !dep.set {
+			out = append(out, dep.name)
+		}
+	}
+	return out
 }
 
 // server carries the dependencies of every handler.
@@ -164,18 +118,31 @@ type server struct {
 	waker    ServerWaker
 	signIns  ServerSignIn
 	oauth    OAuthClient
-	guides   VoiceGuides
-	phrases  PhraseBook
-	activity ActivityFeed
-	views    *views.Templates
-	assets   *Assets
-	now      func() time.Time
+	voice    VoiceTurner
+	// voiceTokens open POST /voice; metricsTokens GET /metrics, served with metrics' counts and
+	// metricsGauges when metrics is not nil.
+	voiceTokens   TokenChecker
+	metrics       *metrics.Registry
+	metricsTokens TokenChecker
+	metricsGauges MetricsGauges
+	guides        VoiceGuides
+	phrases       PhraseBook
+	activity      ActivityFeed
+	views         *views.Templates
+	assets        *Assets
+	now           func() time.Time
+	tls           bool
+	proxies       []netip.Prefix
 	// configSource: the config file and whether the running config came from it, as of now.
 	configSource func() (path string, loaded bool)
 	origins      []string
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
+	// atOriginHost and sameOrigin are the browser-facing checks, built once from origins: the
+	// request's Host is a configured origin's (requireOriginHost), and a POST is not
+	// cross-origin (crossOrigin).
+	atOriginHost, sameOrigin func(http.Handler) http.Handler
 	// Budgets of anonymous requests: beginning a ceremony and trying a recovery code, per
 	// source or per known browser; recovery codes in total too.
 	ceremoniesBySource  *sourceLimits
@@ -185,41 +152,20 @@ type server struct {
 	recoveryTotal       *rate.Limiter
 }
 
-// Routes returns the whole URL surface of the daemon:
-//
-//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
-//	browser     everything else, only at the Host of a configured origin:
-//	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
-//	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
-//	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
-//	            stdio server's command line (or several), signing in to an MCP server, adding or
-//	            removing a passkey, setting or deleting a secret, a new recovery code
-//
-// Every state change is a POST, and every POST passes cross-origin protection. Anonymous
-// ceremony begins and recovery codes are rate-limited per source address, or per browser a
-// passkey proved the owner in before. The connection of a
-// request that carries key material (a recovery code, PRF output) closes once it is answered.
-// It is long on purpose (docs/style.md#sizes): the whole attack surface reads on one screen.
-func Routes(d Deps) (http.Handler, error) {
-	if d.Vault == nil || d.Sessions == nil || d.Auth == nil || d.Tools == nil || d.Views == nil || d.Assets == nil {
-		return nil, errors.New("handlers: Vault, Sessions, Auth, Tools, Views and Assets are required")
+// New returns the daemon's web app: its route table (routes) over the dependencies every
+// handler shares. It refuses a Deps that leaves out a dependency the daemon always sets, naming
+// it, and origins that are not URLs.
+func New(d Deps) (http.Handler, error) {
+	if missing := d.missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("handlers: Deps without %s", strings.Join(missing, ", "))
 	}
 	s := &server{
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
-		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth, guides: d.Guides, phrases: d.Phrases,
-		activity: d.Activity, views: d.Views, assets: d.Assets, now: d.Now,
-		configSource: d.ConfigSource, origins: d.Origins,
-		secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
-	}
-	if s.configSource == nil {
-		s.configSource = func() (string, bool) { return "", false }
-	}
-	if s.secretUsers == nil {
-		s.secretUsers = func() map[string][]string { return nil }
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
+		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
+		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity,
+		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
+		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -231,39 +177,54 @@ func Routes(d Deps) (http.Handler, error) {
 	s.recoveryTotal = recoveryTotal.limiter()
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
-	crossOrigin, err := s.crossOrigin(d.Origins)
-	if err != nil {
+	var err error
+	if s.sameOrigin, err = s.crossOrigin(d.Origins); err != nil {
 		return nil, err
 	}
-	originHost, err := s.requireOriginHost(d.Origins)
-	if err != nil {
+	if s.atOriginHost, err = s.requireOriginHost(d.Origins); err != nil {
 		return nil, err
 	}
+	return s.routes(), nil
+}
 
+// routes is the whole URL surface of the daemon:
+//
+//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
+//	browser     everything else, only at the Host of a configured origin:
+//	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
+//	session     /, /login and its WebAuthn endpoints
+//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
+//	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
+//	            stdio server's command line (or several), signing in to an MCP server, adding or
+//	            removing a passkey, setting or deleting a secret, a new recovery code
+//	            (stepUpRoutes)
+//
+// Every state change is a POST, and every POST passes cross-origin protection. Anonymous
+// ceremony begins and recovery codes are rate-limited per source address, or per browser a
+// passkey proved the owner in before. The connection of a request that carries key material (a
+// recovery code, PRF output) closes once it is answered. It is the route table alone, and the
+// step-up actions (stepUpRoutes) follow it, so that the whole attack surface reads on one
+// screen.
+func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer)
-	r.Use(forwarded(d.TrustedProxies))
-	r.Use(securityHeaders(d.TLS))
-	if d.Metrics != nil {
-		r.Use(countRequests(d.Metrics))
-		r.Get("/metrics", metricsGet(d.Metrics, d.MetricsTokens, d.MetricsGauges))
+	r.Use(middleware.Recoverer, forwarded(s.proxies), securityHeaders(s.tls))
+	if s.metrics != nil {
+		r.Use(countRequests(s.metrics))
+		r.Get("/metrics", metricsGet(s.metrics, s.metricsTokens, s.metricsGauges))
 	}
 
 	// Public: no session.
 	r.Get("/healthz", healthz(s.vault))
-	r.Method(http.MethodGet, "/static/*", d.Assets)
-	r.Method(http.MethodHead, "/static/*", d.Assets)
-
+	r.Method(http.MethodGet, "/static/*", s.assets)
+	r.Method(http.MethodHead, "/static/*", s.assets)
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
-	if d.Voice != nil {
-		r.Post("/voice", s.handle(voicePost(d.Voice, d.VoiceTokens, s.log)))
-	}
+	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
 
 	r.Group(func(r chi.Router) {
 		// Browser-facing: a request at a host that is not a configured origin's, and a
 		// cross-origin POST, are refused before the session is even loaded.
-		r.Use(originHost, crossOrigin, d.Sessions.LoadAndSave, sessionLoaded, noStore)
+		r.Use(s.atOriginHost, s.sameOrigin, s.sessions.LoadAndSave, sessionLoaded, noStore)
 		r.NotFound(s.handle(s.notFound))
 		r.MethodNotAllowed(s.handle(func(http.ResponseWriter, *http.Request) error { return errMethod }))
 
@@ -308,31 +269,31 @@ func Routes(d Deps) (http.Handler, error) {
 				// Where the authorization server sends the owner back after a sign-in.
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
-				if s.activity != nil {
-					r.Get("/activity", s.handle(s.activityPage))
-				}
-
-				// Step-up: the handler runs only with a fresh grant for this very action. A row is
-				// approved as the page showed it; one that changed since is shown again, with
-				// what changed, before any passkey prompt.
-				r.With(s.toolAsShown, s.requireStepUp(asShown(auth.ActionEnableTool))).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
-				r.With(s.requireStepUp(toolsSelected)).Post("/tools/enable", s.handle(s.toolsEnablePost))
-				if s.phrases != nil {
-					// Phrases that cannot be saved are refused, line by line, before the passkey.
-					r.With(s.phrasesSaveable, s.requireStepUp(asShown(auth.ActionSetPhrases))).Post("/tools/{id}/phrases", s.handle(s.toolPhrasesPost))
-				}
-				r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
-				r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
-				r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
-				r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
-				r.With(s.requireStepUp(secretNamed(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
-				r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
-				r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
-				r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))
+				r.Get("/activity", s.handle(s.activityPage))
+				s.stepUpRoutes(r)
 			})
 		})
 	})
-	return r, nil
+	return r
+}
+
+// stepUpRoutes are the signed-in actions that each need a step-up: the handler runs only with a
+// fresh grant for this very action (requireStepUp), which names what the page showed. A row is
+// approved as the page showed it; one that changed since is shown again, with what changed,
+// before any passkey prompt.
+func (s *server) stepUpRoutes(r chi.Router) {
+	r.With(s.toolAsShown, s.requireStepUp(asShown(auth.ActionEnableTool))).Post("/tools/{id}/enable", s.handle(s.toolEnablePost))
+	r.With(s.requireStepUp(toolsSelected)).Post("/tools/enable", s.handle(s.toolsEnablePost))
+	// Phrases that cannot be saved are refused, line by line, before the passkey.
+	r.With(s.phrasesSaveable, s.requireStepUp(asShown(auth.ActionSetPhrases))).Post("/tools/{id}/phrases", s.handle(s.toolPhrasesPost))
+	r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
+	r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
+	r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
+	r.With(s.requireStepUp(onRoute(auth.ActionRemovePasskey))).Post("/passkeys/{id}/remove", s.handle(s.passkeyRemovePost))
+	r.With(s.requireStepUp(secretNamed(auth.ActionSetSecret))).Post("/secrets", s.handle(s.secretSetPost))
+	r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
+	r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
+	r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))
 }
 
 // home sends the browser where it belongs.

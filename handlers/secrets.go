@@ -146,9 +146,6 @@ func (s *server) recoveryRotatePost(w http.ResponseWriter, r *http.Request) erro
 // recordEvent appends the owner's security event to the activity feed: what changed, never a
 // value. The change is made already, so a failure to record is logged, not answered.
 func (s *server) recordEvent(ctx context.Context, action string, detail map[string]any) {
-	if s.activity == nil {
-		return
-	}
 	if err := s.activity.Append(ctx, activity.Event{Actor: "owner", Action: action, Detail: detail}); err != nil {
 		s.log.Error("record "+action, "err", err)
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,27 @@ import (
 	"maven/app/mcp"
 	"maven/views"
 )
+
+// ServerStatuses reports the MCP servers' connection states (*mcp.Manager).
+type ServerStatuses interface {
+	Status() []mcp.ServerStatus
+}
+
+// ServerCommands is what the handlers need of the approvals of stdio servers' command lines
+// (*approval.Service).
+type ServerCommands interface {
+	Pending(ctx context.Context) ([]approval.PendingCommand, error)
+	// Command returns approval.ErrNotFound if no command line has that id.
+	Command(ctx context.Context, id int64) (approval.Command, error)
+	// Approve needs a step-up for auth.ActionAddServer on id (else auth.ErrStepUpRequired) and
+	// returns the server's name; approval.ErrNotFound if no command line has that id.
+	Approve(ctx context.Context, id int64, proof auth.StepUp) (string, error)
+}
+
+// ServerWaker wakes a server's supervisor after its command line was approved (*mcp.Manager).
+type ServerWaker interface {
+	Wake(server string)
+}
 
 // serversCardGet is the "MCP servers" card alone, which polls itself every two seconds. The
 // poll carries what the tool list on the page was rendered from (seen); when the allowlist has
@@ -64,18 +86,13 @@ func (s *server) serverCommandsApprovePost(w http.ResponseWriter, r *http.Reques
 // Each approval stands on its own: one that fails stops the rest, and those before it stay
 // approved (and their servers start), as if approved one by one.
 func (s *server) approveCommands(r *http.Request, ids []int64) error {
-	if s.commands == nil {
-		return errNoPage
-	}
 	for _, id := range ids {
 		server, err := s.commands.Approve(r.Context(), id, proofFrom(r.Context()))
 		if err != nil {
 			return err
 		}
 		s.log.Info("stdio command line approved", "server", server, "command_id", id)
-		if s.waker != nil {
-			s.waker.Wake(server)
-		}
+		s.waker.Wake(server)
 	}
 	return nil
 }
@@ -93,9 +110,6 @@ func commandsSelected(w http.ResponseWriter, r *http.Request) (auth.Approval, er
 // owner's approval beside their servers. Names, targets, command lines and errors are shown as
 // text: html/template escapes whatever a server or the config holds.
 func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
-	if s.servers == nil {
-		return views.ServersCard{}, nil
-	}
 	statuses := s.servers.Status()
 	card := views.ServersCard{Servers: make([]views.ServerRow, 0, len(statuses))}
 	pending, err := s.pendingByServer(r, statuses)
@@ -128,9 +142,6 @@ func (s *server) serversCard(r *http.Request) (views.ServersCard, error) {
 // an approved command line, is no longer what would start.
 func (s *server) pendingByServer(r *http.Request, statuses []mcp.ServerStatus) (map[string]views.PendingCommand, error) {
 	out := map[string]views.PendingCommand{}
-	if s.commands == nil {
-		return out, nil
-	}
 	held := map[string]bool{}
 	for _, st := range statuses {
 		if st.State == mcp.StateAwaitingApproval {
@@ -218,9 +229,9 @@ func lockedAction(st mcp.ServerStatus, vaultLocked bool) (action, url, label str
 }
 
 // signInView is what the card shows of a server that waits for a sign-in, with its Sign in
-// button; nil when there is no vault to seal the sign-in in, or no sign-in to offer.
+// button; nil when there is no vault to seal the sign-in in.
 func (s *server) signInView(st mcp.ServerStatus) *views.SignIn {
-	if s.signIns == nil || !s.vault.HasVault() {
+	if !s.vault.HasVault() {
 		return nil
 	}
 	digest := st.SignInDigest()

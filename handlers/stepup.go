@@ -92,9 +92,6 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 		}
 		return fmt.Sprintf("“%s”", p.Name), nil
 	case auth.ActionAddServer:
-		if s.commands == nil {
-			return "", errNoPage
-		}
 		c, err := s.commands.Command(ctx, it.Target)
 		if err != nil {
 			return "", err

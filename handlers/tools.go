@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,10 +12,29 @@ import (
 	"strings"
 
 	"maven/app/allowlist"
+	"maven/app/auth"
 	"maven/app/mcp"
 	"maven/app/reveal"
 	"maven/views"
 )
+
+// Tools is what the handlers need of the allowlist (*allowlist.Service).
+type Tools interface {
+	// Get returns allowlist.ErrNotFound if no row has that id.
+	Get(ctx context.Context, id int64) (allowlist.Tool, error)
+	List(ctx context.Context, filter allowlist.Filter) ([]allowlist.Tool, error)
+	CountByState(ctx context.Context, filter allowlist.Filter) (map[allowlist.State]int, error)
+	// EnableTool fails with a *allowlist.ShapeChangedError when the row is no longer the shape
+	// the proof says the owner was shown.
+	EnableTool(ctx context.Context, id int64, proof auth.StepUp) (allowlist.Tool, error)
+	// EnableTools enables every row the proof names, as shown, in one transaction; a row that
+	// changed since is refused for itself alone (its Outcome says why).
+	EnableTools(ctx context.Context, proof auth.StepUp) ([]allowlist.Outcome, error)
+	// DeclaredWhen returns the declared shape a row had under an earlier fingerprint ("" when
+	// its audit trail does not say).
+	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
+	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
+}
 
 // toolsPerPage keeps a page light however long the allowlist grows.
 const toolsPerPage = 50
@@ -188,7 +208,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
-	guides, err := s.guidesOf(ctx, rows)
+	guides, err := s.guides.Guides(ctx, rows)
 	if err != nil {
 		return views.ToolList{}, err
 	}
@@ -229,9 +249,7 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		list.Empty = "No tools yet."
 		start := views.ConfigInfo{}
 		start.Path, start.Loaded = s.configSource()
-		if s.servers != nil {
-			start.Servers = len(s.servers.Status())
-		}
+		start.Servers = len(s.servers.Status())
 		list.Start = &start
 	}
 	return list, nil

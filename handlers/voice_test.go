@@ -37,7 +37,7 @@ type oneToken string
 
 func (t oneToken) Check(s string) bool { return s == string(t) }
 
-// voiceRoutes mounts the webhook the way Routes does, without the web app around it.
+// voiceRoutes mounts the webhook the way server.routes does, without the web app around it.
 func voiceRoutes(turner VoiceTurner, tokens TokenChecker) http.Handler {
 	s := &server{log: slog.New(slog.DiscardHandler)}
 	r := chi.NewRouter()

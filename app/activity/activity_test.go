@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,26 +17,23 @@ import (
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
 
 type feed struct {
 	db    *bun.DB
 	rows  *allowlist.Service
 	log   *activity.Log
-	clock *time.Time
+	clock *testclock.Clock
 }
 
 func newFeed(t *testing.T) *feed {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	now := time.Date(2026, 12, 13, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	return &feed{db: bdb, rows: allowlist.NewService(db.NewToolStore(bdb), clock),
-		log: activity.New(db.NewActivityStore(bdb), clock), clock: &now}
+	bdb := testdb.Open(t)
+	clock := testclock.New(time.Date(2026, 12, 13, 9, 0, 0, 0, time.UTC))
+	return &feed{db: bdb, rows: allowlist.NewService(db.NewToolStore(bdb), clock.Now),
+		log: activity.New(db.NewActivityStore(bdb), clock.Now), clock: clock}
 }
 
 func (f *feed) all(t *testing.T, filter activity.Filter) []activity.Entry {
@@ -85,7 +81,7 @@ func TestTheFeedHoldsEveryKindOfEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stdio command line approved behind a step-up reaches the feed through its table.
-	commands := approval.NewService(db.NewApprovalStore(f.db), func() time.Time { return *f.clock })
+	commands := approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
 	if _, err := commands.Check(ctx, "memory", "node server-memory", "sha256:abc"); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +156,7 @@ func TestPagesAndFilters(t *testing.T) {
 	outcomes := []string{"ran", "no_match", "ran", "error", "no_match"}
 	for i := range 25 {
 		if i == 20 {
-			*f.clock = f.clock.Add(24 * time.Hour) // the last five happen the next day
+			f.clock.Advance(24 * time.Hour) // the last five happen the next day
 		}
 		if err := f.log.Append(ctx, activity.Event{Actor: "voice", Action: activity.ActionVoiceTurn, Outcome: outcomes[i%5], Detail: map[string]any{"n": i}}); err != nil {
 			t.Fatal(err)
@@ -193,14 +189,14 @@ func TestPagesAndFilters(t *testing.T) {
 	if n := len(f.all(t, activity.Filter{Outcome: "no_match"})); n != 10 {
 		t.Fatalf("no_match: %d", n)
 	}
-	day2 := activity.Filter{}.Day(f.clock.In(time.FixedZone("UTC+2", 2*3600)))
+	day2 := activity.Filter{}.Day(f.clock.Now().In(time.FixedZone("UTC+2", 2*3600)))
 	if n := len(f.all(t, day2)); n != 5 {
 		t.Fatalf("the second day: %d", n)
 	}
-	if n := len(f.all(t, activity.Filter{Outcome: "ran", Since: f.clock.Add(-time.Hour)})); n != 2 {
+	if n := len(f.all(t, activity.Filter{Outcome: "ran", Since: f.clock.Now().Add(-time.Hour)})); n != 2 {
 		t.Fatalf("ran on the second day: %d", n)
 	}
-	for _, bad := range []activity.Filter{{Limit: -1}, {Before: -3}, {Since: *f.clock, Until: f.clock.Add(-time.Second)}} {
+	for _, bad := range []activity.Filter{{Limit: -1}, {Before: -3}, {Since: f.clock.Now(), Until: f.clock.Now().Add(-time.Second)}} {
 		if _, err := f.log.Query(ctx, bad); err == nil {
 			t.Errorf("%+v was accepted", bad)
 		}

@@ -2,7 +2,6 @@ package allowlist_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"maven/app/allowlist"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 // countingStore counts the runnable reads that reach the database.
@@ -27,12 +27,7 @@ func (c *countingStore) GetRunnable(ctx context.Context, id int64) (allowlist.Ru
 // (disable, redefine, enable) reads the database again and says what is stored now.
 func TestRunnableSeesEveryUpdate(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	store := &countingStore{ToolStore: db.NewToolStore(bdb)}
+	store := &countingStore{ToolStore: db.NewToolStore(testdb.Open(t))}
 	s := allowlist.NewService(store, time.Now)
 	row, _, err := s.ProposeTool(ctx, mcpProposal("srv", "tool", true))
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,18 +16,15 @@ import (
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
 
 func newService(t testing.TB) (*allowlist.Service, *db.ToolStore) {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	store := db.NewToolStore(bdb)
-	clock := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	return allowlist.NewService(store, func() time.Time { clock = clock.Add(time.Second); return clock }), store
+	store := db.NewToolStore(testdb.Open(t))
+	clock := testclock.Ticking(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), time.Second)
+	return allowlist.NewService(store, clock.Now), store
 }
 
 func mcpProposal(server, tool string, readOnly bool) allowlist.Proposal {
@@ -544,11 +540,7 @@ func TestSyncConfigToolsRefusesOneAndKeepsTheRest(t *testing.T) {
 
 func TestAuditTrailIsAppendOnly(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := testdb.Open(t)
 	s := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	row, _, err := s.ProposeTool(ctx, mcpProposal("srv", "t", true))
 	if err != nil {

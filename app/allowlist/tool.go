@@ -1,6 +1,3 @@
-// Package allowlist holds the act allowlist: every tool Maven may run is one row here, and
-// nothing runs unless its row is enabled. It owns the row state machine, the audit events and the
-// Matcher that maps an utterance to an enabled row.
 package allowlist
 
 import (

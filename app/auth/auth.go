@@ -174,9 +174,6 @@ func (s *Service) recordEvent(ctx context.Context, actor, action string, detail 
 	}
 }
 
-// StepUpWindow is how long a step-up stays valid.
-func (s *Service) StepUpWindow() time.Duration { return s.cfg.StepUpWindow }
-
 // checkOrigin returns origin if it is configured; a ceremony is then bound to it alone.
 func (s *Service) checkOrigin(origin string) (string, error) {
 	if !slices.Contains(s.cfg.Origins, origin) {

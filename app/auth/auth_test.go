@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,36 +13,16 @@ import (
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
 
 const origin = "http://localhost:8080"
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newService(t *testing.T) (*auth.Service, *clock) {
+func newService(t *testing.T) (*auth.Service, *testclock.Clock) {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	clk := &clock{t: time.Now()}
-	s, err := auth.New(db.NewAuthStore(bdb), auth.Config{
+	clk := testclock.New(time.Now())
+	s, err := auth.New(db.NewAuthStore(testdb.Open(t)), auth.Config{
 		RPID: "localhost", Origins: []string{origin}, StepUpWindow: 5 * time.Minute, Now: clk.Now,
 	})
 	if err != nil {

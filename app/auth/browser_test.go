@@ -9,6 +9,7 @@ import (
 
 	"maven/app/auth"
 	"maven/db"
+	"maven/internal/testkit/testclock"
 )
 
 // TestBrowserMarkers: a marker names its browser across a restart (the key is in the database),
@@ -17,7 +18,7 @@ import (
 func TestBrowserMarkers(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	clk := &clock{t: time.Now()}
+	clk := testclock.New(time.Now())
 	boot := func(name string) *auth.Service {
 		bdb, err := db.Open(ctx, filepath.Join(dir, name))
 		if err != nil {

@@ -172,7 +172,7 @@ func (s *Service) Redeem(sid string, approval Approval) (StepUp, error) {
 		if !s.fresh(g, now) {
 			return StepUp{}, ErrStepUpRequired
 		}
-		return StepUp{approval: g.approval.canonical(), owner: g.owner, at: g.at}, nil
+		return StepUp{approval: g.approval.canonical(), owner: g.owner}, nil
 	}
 	return StepUp{}, ErrStepUpRequired
 }

@@ -1,6 +1,3 @@
-// Package auth holds the owner, their passkeys, one-time setup links, the WebAuthn ceremonies of
-// registration, sign-in and step-up, and the step-up grants those ceremonies leave behind. It
-// knows browser sessions only as opaque ids chosen by the web layer; cookies and HTTP stay there.
 package auth
 
 import (
@@ -9,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // Action names what a step-up was performed for; a proof for one action cannot be spent on
@@ -145,7 +141,6 @@ func (a Approval) Same(b Approval) bool { return a.digest() == b.digest() }
 type StepUp struct {
 	approval Approval
 	owner    string
-	at       time.Time
 }
 
 // Shown returns the digest the owner was shown of target when approving action, and whether
@@ -177,6 +172,3 @@ func (p StepUp) Approval() Approval {
 
 // Owner names who performed the step-up, for the audit trail.
 func (p StepUp) Owner() string { return p.owner }
-
-// At is when the assertion was verified.
-func (p StepUp) At() time.Time { return p.at }

@@ -2,22 +2,17 @@ package bearer_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"maven/app/bearer"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 func TestTokens(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	store := db.NewSettingsStore(bdb)
+	store := db.NewSettingsStore(testdb.Open(t))
 	voice, err := bearer.New(ctx, store, "voice")
 	if err != nil {
 		t.Fatal(err)

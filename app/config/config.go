@@ -163,10 +163,8 @@ func (c *Config) SetListen(addr string) error {
 	return nil
 }
 
-// Validate checks the rules that do not depend on how the file was written; Parse calls it, and
-// a config built in code can call it too. The error is Errors, naming every key at fault.
-func (c Config) Validate() error { return errorsOf(c.validate()) }
-
+// validate checks the rules that do not depend on how the file was written; ParseEnv calls it.
+// It names every key at fault.
 func (c Config) validate() []*Error {
 	var errs []*Error
 	add := func(key, msg string) {

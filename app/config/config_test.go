@@ -44,8 +44,8 @@ func TestDefault(t *testing.T) {
 	if diff := cmp.Diff(want, Default(), cmpConfig...); diff != "" {
 		t.Errorf("Default() mismatch (-want +got):\n%s", diff)
 	}
-	if err := Default().Validate(); err != nil {
-		t.Errorf("Default().Validate() = %v", err)
+	if err := errorsOf(Default().validate()); err != nil {
+		t.Errorf("Default().validate() = %v", err)
 	}
 	for _, in := range []string{"{}", " \n{ }\n", "\xef\xbb\xbf{}"} {
 		got, err := Parse([]byte(in))
@@ -479,8 +479,8 @@ func TestSetListen(t *testing.T) {
 			if diff := cmp.Diff(tt.wantOrigins, c.Origins); diff != "" {
 				t.Errorf("Origins mismatch (-want +got):\n%s", diff)
 			}
-			if err := c.Validate(); err != nil {
-				t.Errorf("Validate after SetListen: %v", err)
+			if err := errorsOf(c.validate()); err != nil {
+				t.Errorf("validate after SetListen: %v", err)
 			}
 		})
 	}
@@ -518,12 +518,12 @@ func TestValidateBuiltConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Default()
 			tt.modify(&c)
-			err := c.Validate()
+			err := errorsOf(c.validate())
 			switch {
 			case tt.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
+				t.Errorf("validate() = %v, want nil", err)
 			case tt.want != "" && (err == nil || err.Error() != tt.want):
-				t.Errorf("Validate() = %v\nwant         %s", err, tt.want)
+				t.Errorf("validate() = %v\nwant         %s", err, tt.want)
 			}
 		})
 	}

@@ -73,7 +73,7 @@ func (d *decoder) failed(from int) bool   { return len(d.errs) > from }
 func (d *decoder) mark() (errsBefore int) { return len(d.errs) }
 
 // decode turns data into a Config with defaults applied, checking syntax, duplicate keys,
-// unknown keys and value types; Validate checks the rest. Comments and trailing commas are
+// unknown keys and value types; validate checks the rest. Comments and trailing commas are
 // accepted (JSON with comments, as VS Code and Zed write it). It reports false when there is no
 // document to validate further: it is empty, not JSON, or not an object.
 func (d *decoder) decode(data []byte) (Config, bool) {

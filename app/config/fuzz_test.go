@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzParse checks that Parse never panics, that every error is an *Error, and that a config it
-// accepts stays valid: Validate agrees, parsing is deterministic, and every server's secrets can
+// accepts stays valid: validate agrees, parsing is deterministic, and every server's secrets can
 // be expanded and its target shown.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
@@ -37,8 +37,8 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if err := cfg.Validate(); err != nil {
-			t.Fatalf("Parse accepted a config that Validate refuses: %v", err)
+		if err := errorsOf(cfg.validate()); err != nil {
+			t.Fatalf("Parse accepted a config that validate refuses: %v", err)
 		}
 		again, err := Parse(data)
 		if err != nil || !reflect.DeepEqual(cfg, again) {

@@ -15,7 +15,7 @@ type Changes struct {
 	Servers ServerChanges `json:"servers"`
 	Tools   ToolChanges   `json:"tools"`
 	// NeedsRestart names the top-level keys that changed but are read only at start (see
-	// RestartKeys); the rest of the reload applies without them.
+	// restartKeys); the rest of the reload applies without them.
 	NeedsRestart []string `json:"needs_restart"`
 }
 
@@ -76,15 +76,6 @@ var restartKeys = []restartKey{
 		d.StepUpWindow = s.StepUpWindow
 	}},
 	{"voice", func(a, b Config) bool { return reflect.DeepEqual(a.Voice, b.Voice) }, func(d *Config, s Config) { d.Voice = s.Voice }},
-}
-
-// RestartKeys returns the top-level keys a reload cannot apply, in the order Changes names them.
-func RestartKeys() []string {
-	out := make([]string, len(restartKeys))
-	for i, k := range restartKeys {
-		out[i] = k.key
-	}
-	return out
 }
 
 // NoChanges is Changes with every list empty (not nil: JSON readers get []).

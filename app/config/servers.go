@@ -116,7 +116,7 @@ func (d *decoder) server(raw []byte, path, name string) (Server, bool) {
 		d.warnCommand(s, path)
 		return s, true
 	}
-	// The rest of the entry is checked now: Validate only sees the servers that decoded. A
+	// The rest of the entry is checked now: validate only sees the servers that decoded. A
 	// transport that could not be settled was said why already.
 	d.errs = append(d.errs[:keysDone], unrelated(d.errs[keysDone:], badValues)...)
 	if s.Type == "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,45 +18,24 @@ import (
 	"maven/app/config"
 	"maven/app/mcp/mcptest"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
-
-// testClock is a clock the churn tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond) // every reading is a moment later, as on a real clock
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // churnEnv is a reconciler on a real database, with a clock the test moves.
 type churnEnv struct {
 	t     *testing.T
 	svc   *allowlist.Service
 	rec   *ToolReconciler
-	clock *testClock
+	clock *testclock.Clock
 }
 
 func newChurnEnv(t *testing.T, b ChurnBudget) *churnEnv {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	clock := &testClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	svc := allowlist.NewService(db.NewToolStore(bdb), clock.now)
-	rec := NewToolReconciler(svc, clock.now, testLogger(t))
+	// Every reading is a moment later, as on a real clock; the tests move it on by hand.
+	clock := testclock.Ticking(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), time.Millisecond)
+	svc := allowlist.NewService(db.NewToolStore(testdb.Open(t)), clock.Now)
+	rec := NewToolReconciler(svc, clock.Now, testLogger(t))
 	rec.SetChurnBudget(b)
 	return &churnEnv{t: t, svc: svc, rec: rec, clock: clock}
 }
@@ -160,7 +138,7 @@ func TestChurnBudgetRedefinitions(t *testing.T) {
 		t.Fatalf("the list that went over the budget changed something:\nbefore\n%s\nafter\n%s", before, after)
 	}
 	// During the cooldown every list is refused, whatever it says.
-	e.clock.advance(59 * time.Minute)
+	e.clock.Advance(59 * time.Minute)
 	e.mustTrip(list(3, "a", "b"))
 	e.mustTrip(nil)
 	if after := e.trail(); after != before {
@@ -169,7 +147,7 @@ func TestChurnBudgetRedefinitions(t *testing.T) {
 
 	// After it, a new window and a new event per tool; going over again right away doubles the
 	// cooldown.
-	e.clock.advance(time.Minute)
+	e.clock.Advance(time.Minute)
 	e.mustReconcile(list(5, "a", "b"))
 	e.mustReconcile(list(6, "a", "b"))
 	e.mustReconcile(list(7, "a", "b"))
@@ -182,9 +160,9 @@ func TestChurnBudgetRedefinitions(t *testing.T) {
 		}
 	}
 	// A window that closes without a trip starts the cooldowns over.
-	e.clock.advance(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	e.mustReconcile(list(9, "a", "b"))
-	e.clock.advance(time.Hour)
+	e.clock.Advance(time.Hour)
 	for v := 10; v <= 12; v++ {
 		e.mustReconcile(list(v, "a", "b"))
 	}
@@ -248,12 +226,7 @@ func TestChurnBudgetNewNames(t *testing.T) {
 // at most its first listing and one allowance of new names.
 func TestChurnBudgetStopsScriptedAttackers(t *testing.T) {
 	const tools, perTool, newNames = 20, 4, 20
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	svc := allowlist.NewService(db.NewToolStore(testdb.Open(t)), time.Now)
 	rec := NewToolReconciler(svc, time.Now, testLogger(t))
 	rec.SetChurnBudget(ChurnBudget{Window: time.Hour, PerTool: perTool, NewNames: newNames})
 	servers := map[string]config.Server{}

@@ -1,5 +1,3 @@
-// Package mcp connects Maven to MCP servers: supervisors, discovery and reconcile into the
-// allowlist, fingerprints, and positional argument binding.
 package mcp
 
 import (

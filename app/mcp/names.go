@@ -14,12 +14,9 @@ const MaxLocalName = 64
 // nameSuffixLen is the usual suffix length; it only grows when a suffixed name is itself taken.
 const nameSuffixLen = 6
 
-// NameSuffix returns the stable suffix that tells apart (server, tool) pairs whose flattened
-// names collide or had to be cut: the first 6 hex digits of sha256(server + "\x00" + tool).
-func NameSuffix(server, tool string) string {
-	return nameSuffix(server, tool, nameSuffixLen)
-}
-
+// nameSuffix returns the stable suffix that tells apart (server, tool) pairs whose flattened
+// names collide or had to be cut: the first n hex digits of sha256(server + "\x00" + tool),
+// usually nameSuffixLen of them.
 func nameSuffix(server, tool string, n int) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + tool))
 	return hex.EncodeToString(sum[:])[:n]
@@ -28,8 +25,8 @@ func nameSuffix(server, tool string, n int) string {
 // LocalName returns the local name of an MCP tool: allowlist.Flatten(server) + "_" +
 // allowlist.Flatten(tool) (the reading voice hears names by, docs/design.md#rule-17), an
 // empty part read as "x", at most MaxLocalName characters. A name that is too long, or that
-// taken reports as held by a different pair, gets "_" + NameSuffix(server, tool), the base cut
-// to fit.
+// taken reports as held by a different pair, gets "_" + nameSuffix(server, tool, 6), the base
+// cut to fit.
 //
 // taken must return false for a name already held by this same (server, tool) pair, so that a
 // refresh gives a tool back its own name; a nil taken means nothing is taken. The result depends

@@ -12,7 +12,7 @@ import (
 	"maven/app/phrases"
 )
 
-// Errors BindPositional wraps in an *ArgsError.
+// Errors Positional.Bind wraps in an *ArgsError.
 var (
 	// ErrNeedsArgs means the spoken words cannot be bound to the tool's arguments safely.
 	ErrNeedsArgs = errors.New("the tool needs arguments that cannot be taken from speech")
@@ -54,17 +54,6 @@ func needsArgs(reason string, missing ...string) error {
 	return &ArgsError{Err: ErrNeedsArgs, Missing: missing, Reason: reason}
 }
 
-// BindPositional turns the words spoken after a tool's name into its named MCP arguments, binding
-// only what it can defend (rule 15). allowed says whether the tool is named in its server's
-// local allow_tools. A tool with no required property and no words gets {}. The words go to a
-// single required string, number or integer property only if the row claims read-only, is not
-// destructive and is allowed: a mutating tool never receives a guessed argument. Every refusal
-// is an *ArgsError wrapping ErrNeedsArgs, or ErrUndescribedArg when a required property is not
-// described by the schema.
-func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]any, error) {
-	return NewPositional(row, allowed).Bind(tail)
-}
-
 // Positional is one row's schema read for rule 15, so a caller that binds many utterances to
 // the same row (the voice service, until the row changes) reads and checks it once.
 type Positional struct {
@@ -75,14 +64,20 @@ type Positional struct {
 	err      error // what reading the schema found wrong
 }
 
-// NewPositional reads row's input schema for BindPositional.
+// NewPositional reads row's input schema for Bind. allowed says whether the tool is named in its
+// server's local allow_tools.
 func NewPositional(row allowlist.Tool, allowed bool) Positional {
 	p := Positional{row: row, allowed: allowed}
 	p.required, p.props, p.err = positionalSchema(row.InputSchema)
 	return p
 }
 
-// Bind applies rule 15 to tail; see BindPositional.
+// Bind turns tail, the words spoken after a tool's name, into its named MCP arguments, binding
+// only what it can defend (docs/design.md#rule-15). A tool with no required property and no
+// words gets {}. The words go to a single required string, number or integer property only if
+// the row claims read-only, is not destructive and is allowed: a mutating tool never receives a
+// guessed argument. Every refusal is an *ArgsError wrapping ErrNeedsArgs, or ErrUndescribedArg
+// when a required property is not described by the schema.
 func (p Positional) Bind(tail string) (map[string]any, error) {
 	if p.err != nil {
 		return nil, p.err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/mcp"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 type fixture struct {
@@ -27,12 +27,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	svc := allowlist.NewService(db.NewToolStore(testdb.Open(t)), time.Now)
 	return &fixture{svc: svc, rec: mcp.NewToolReconciler(svc, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))}
 }
 

@@ -100,9 +100,8 @@ func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
 	return s
 }
 
-// run supervises the server until ctx is done: it waits for what the server needs (the
-// owner's approval, secrets), then connects, and after a session ends decides when to try
-// again.
+// run supervises the server until ctx is done: it waits until the server may be dialled
+// (readyToDial), then connects, and after a session ends decides when to try again.
 func (s *supervisor) run(ctx context.Context) {
 	if s.cfg.Disabled {
 		s.set(StateDisabled, "")
@@ -110,51 +109,10 @@ func (s *supervisor) run(ctx context.Context) {
 	}
 	bo := backoff{min: s.m.opts.BackoffMin, max: s.m.opts.BackoffMax}
 	for ctx.Err() == nil {
-		approved, err := s.approved(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			d := bo.next()
-			s.set(StateBackoff, s.errText(err))
-			s.logger.Warn("mcp server: cannot check its command line", "error", s.errText(err), "retry_in", d.Round(time.Millisecond))
-			s.sleep(ctx, d)
-			continue
-		case !approved:
-			// Never started: the owner has not seen this command line (docs/design.md#rule-25).
-			s.set(StateAwaitingApproval, "")
-			s.logger.Info("mcp server waits for the owner to approve its command line")
-			s.sleep(ctx, 0)
+		cfg, gen, ready := s.readyToDial(ctx, &bo)
+		if !ready {
 			continue
 		}
-
-		cfg, gen, err := s.resolve()
-		switch {
-		case errors.Is(err, ErrLocked):
-			s.set(StateLocked, lockedReason(err))
-			s.sleep(ctx, 0)
-			continue
-		case err != nil:
-			s.set(StateFailed, s.errText(err))
-			s.logger.Warn("mcp server cannot be dialled", "error", s.errText(err))
-			s.sleep(ctx, s.m.opts.BackoffMax)
-			continue
-		case s.waiting() != nil:
-			// Refused: it waits for the owner to sign in, and is not dialled meanwhile.
-			s.awaitSignIn(ctx, cfg)
-			continue
-		}
-		if _, err := s.openAuth(ctx, cfg); errors.Is(err, vault.ErrLocked) {
-			s.set(StateLocked, "")
-			s.sleep(ctx, 0)
-			continue
-		} else if err != nil {
-			d := bo.next()
-			s.set(StateBackoff, s.errText(err))
-			s.sleep(ctx, d)
-			continue
-		}
-
 		up, err := s.connect(ctx, cfg, gen)
 		var churn *ChurnError
 		switch {
@@ -172,6 +130,59 @@ func (s *supervisor) run(ctx context.Context) {
 		}
 		s.waitAfter(ctx, err, &bo)
 	}
+}
+
+// readyToDial is the gate before each dial: the owner's approval of a stdio server's command
+// line, its secrets (sealed while the vault is locked), a sign-in it waits for, and its sealed
+// OAuth sign-in. It returns the config with its secrets expanded, their generation, and true
+// when the server may be dialled now; false once it has shown what the server waits for and
+// waited for it (or ctx ended), and the caller decides again.
+func (s *supervisor) readyToDial(ctx context.Context, bo *backoff) (config.Server, uint64, bool) {
+	approved, err := s.approved(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return config.Server{}, 0, false
+	case err != nil:
+		d := bo.next()
+		s.set(StateBackoff, s.errText(err))
+		s.logger.Warn("mcp server: cannot check its command line", "error", s.errText(err), "retry_in", d.Round(time.Millisecond))
+		s.sleep(ctx, d)
+		return config.Server{}, 0, false
+	case !approved:
+		// Never started: the owner has not seen this command line (docs/design.md#rule-25).
+		s.set(StateAwaitingApproval, "")
+		s.logger.Info("mcp server waits for the owner to approve its command line")
+		s.sleep(ctx, 0)
+		return config.Server{}, 0, false
+	}
+
+	cfg, gen, err := s.resolve()
+	switch {
+	case errors.Is(err, ErrLocked):
+		s.set(StateLocked, lockedReason(err))
+		s.sleep(ctx, 0)
+		return config.Server{}, 0, false
+	case err != nil:
+		s.set(StateFailed, s.errText(err))
+		s.logger.Warn("mcp server cannot be dialled", "error", s.errText(err))
+		s.sleep(ctx, s.m.opts.BackoffMax)
+		return config.Server{}, 0, false
+	case s.waiting() != nil:
+		// Refused: it waits for the owner to sign in, and is not dialled meanwhile.
+		s.awaitSignIn(ctx, cfg)
+		return config.Server{}, 0, false
+	}
+	if _, err := s.openAuth(ctx, cfg); errors.Is(err, vault.ErrLocked) {
+		s.set(StateLocked, "")
+		s.sleep(ctx, 0)
+		return config.Server{}, 0, false
+	} else if err != nil {
+		d := bo.next()
+		s.set(StateBackoff, s.errText(err))
+		s.sleep(ctx, d)
+		return config.Server{}, 0, false
+	}
+	return cfg, gen, true
 }
 
 // waitAfter shows why a session or a dial failed, and waits as long as that failure calls for:

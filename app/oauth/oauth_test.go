@@ -23,6 +23,7 @@ import (
 	"maven/app/oauth"
 	"maven/app/oauth/oauthtest"
 	"maven/app/vault"
+	"maven/internal/testkit/testclock"
 )
 
 // memVault seals nothing: it stands in for the vault where sealing is not what is tested
@@ -249,11 +250,9 @@ func TestSignInOpensOnlyWhatWasApproved(t *testing.T) {
 // at most MaxFlows in all; an expired one cannot be finished.
 func TestSignInsInProgressAreBounded(t *testing.T) {
 	ctx := context.Background()
-	now := time.Now()
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clock := testclock.New(time.Now())
 	f := newFixture(t, oauthtest.Options{})
-	f.svc = oauth.New(f.v, f.feed, oauth.Options{Origins: []string{origin}, MaxFlows: 2, Now: clock})
+	f.svc = oauth.New(f.v, f.feed, oauth.Options{Origins: []string{origin}, MaxFlows: 2, Now: clock.Now})
 	ch := f.refusal(t)
 	need, err := oauth.Discover(ctx, f.svc.HTTPClient(), f.fake.URL, ch, nil, oauth.Registration{})
 	if err != nil {
@@ -279,9 +278,7 @@ func TestSignInsInProgressAreBounded(t *testing.T) {
 	if _, err := f.svc.Complete(ctx, "a", follow(t, first)); !errors.Is(err, oauth.ErrNoSignIn) && err == nil {
 		t.Fatalf("the replaced sign-in finished: %v", err)
 	}
-	mu.Lock()
-	now = now.Add(oauth.DefaultFlowTTL + time.Second)
-	mu.Unlock()
+	clock.Advance(oauth.DefaultFlowTTL + time.Second)
 	if _, err := f.svc.Complete(ctx, "a", follow(t, second)); !errors.Is(err, oauth.ErrNoSignIn) {
 		t.Fatalf("an expired sign-in: %v, want ErrNoSignIn", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/phrases"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 const sumSchema = `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`
@@ -30,11 +30,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
+	bdb := testdb.Open(t)
 	f := &fixture{rows: allowlist.NewService(db.NewToolStore(bdb), time.Now)}
 	f.phrases = phrases.NewService(db.NewPhrasesStore(bdb), f.rows, time.Now)
 	propose := func(p allowlist.Proposal, enable bool) allowlist.Tool {

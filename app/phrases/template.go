@@ -1,8 +1,3 @@
-// Package phrases holds the owner's phrases (docs/design.md#rule-15b): sentence templates in Home
-// Assistant's syntax that bind spoken words to named properties of an MCP tool's input. A
-// phrase is the owner's binding, saved behind a step-up for the fingerprint the owner saw; this
-// package parses and matches the templates, coerces slot values by the schema's type and keeps
-// the saved phrases.
 package phrases
 
 import (

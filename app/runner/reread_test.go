@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"maven/app/mcp/mcptest"
 	"maven/app/runner"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 // TestRowReadAgain: a row read before the owner disabled it, or before its server redefined it,
@@ -24,12 +24,7 @@ import (
 // proves that nothing reached it. The same Executor runs the row as it is now.
 func TestRowReadAgain(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	svc := allowlist.NewService(db.NewToolStore(testdb.Open(t)), time.Now)
 	scripted := mcptest.NewScripted(mcptest.ToolSpec{Name: "echo", Description: "Echoes.", ReadOnly: true, Echo: true})
 	srv := httptest.NewServer(scripted.HTTPHandler())
 	t.Cleanup(srv.Close)

@@ -47,3 +47,10 @@ func AddLegacyPRFSlotForTest(v *Vault, ctx context.Context, credentialID, prfInp
 func NewLimiterForTest(now func() time.Time, free int, base, max time.Duration) *Limiter {
 	return &Limiter{now: now, free: free, base: base, max: max}
 }
+
+// Failures returns the number of consecutive failures so far.
+func (l *Limiter) Failures() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failures
+}

@@ -82,13 +82,6 @@ func (l *Limiter) Succeed() {
 	l.notBefore = time.Time{}
 }
 
-// Failures returns the number of consecutive failures so far.
-func (l *Limiter) Failures() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.failures
-}
-
 // delay is the wait after n consecutive failures: none for the free ones, then base, 2·base,
 // 4·base … up to max.
 func (l *Limiter) delay(n int) time.Duration {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,52 +14,32 @@ import (
 
 	"maven/app/vault"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
 
 const rpID = "maven.example"
-
-// clock is an injectable clock that moves only when told to.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type fixture struct {
 	v     *vault.Vault
 	db    *bun.DB
 	store *db.VaultStore
-	clock *clock
+	clock *testclock.Clock // moves only when told to
 }
 
 // newFixture opens a fresh database and a vault over it that stretches recovery codes with
 // cheap Argon2id parameters (the real ones are exercised by TestRFC9106Parameters).
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	bdb, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	f := &fixture{db: bdb, store: db.NewVaultStore(bdb), clock: &clock{t: time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)}}
+	bdb := testdb.Open(t)
+	f := &fixture{db: bdb, store: db.NewVaultStore(bdb), clock: testclock.New(time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC))}
 	f.v = f.reopen(rpID)
 	return f
 }
 
 // reopen returns another Vault over the same store, as after a restart: locked.
 func (f *fixture) reopen(rp string) *vault.Vault {
-	v := vault.New(f.store, rp, f.clock.now)
+	v := vault.New(f.store, rp, f.clock.Now)
 	vault.SetArgon2ForTest(v, 1, 1024, 1)
 	return v
 }
@@ -589,12 +568,12 @@ func TestBackoff(t *testing.T) {
 		t.Fatalf("recovery while PRF backs off: %v", err)
 	}
 	v.Lock()
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	wantUnlockFailed(t, v.UnlockWithPRF(ctx, p.id, forged)) // fifth failure
 	if err := v.UnlockWithPRF(ctx, p.id, p.output); !errors.As(err, &tm) || tm.RetryAfter != 2*time.Second {
 		t.Fatalf("after the fifth failure: %v, want a 2 s wait", err)
 	}
-	f.clock.advance(2 * time.Second)
+	f.clock.Advance(2 * time.Second)
 	if err := v.UnlockWithPRF(ctx, p.id, p.output); err != nil {
 		t.Fatalf("the right PRF output after the wait: %v", err)
 	}
@@ -606,8 +585,8 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestLimiter(t *testing.T) {
-	c := &clock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
-	l := vault.NewLimiter(c.now)
+	c := testclock.New(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	l := vault.NewLimiter(c.Now)
 	waits := []time.Duration{0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300}
 	for i, w := range waits {
 		if err := l.Check(); err != nil {
@@ -626,11 +605,11 @@ func TestLimiter(t *testing.T) {
 		if !errors.As(err, &tm) || tm.RetryAfter != want {
 			t.Fatalf("after %d failures: %v, want a wait of %v", i+1, err, want)
 		}
-		c.advance(want - time.Nanosecond)
+		c.Advance(want - time.Nanosecond)
 		if l.Check() == nil {
 			t.Fatalf("after %d failures the wait ended early", i+1)
 		}
-		c.advance(time.Nanosecond)
+		c.Advance(time.Nanosecond)
 	}
 	if got := l.Failures(); got != len(waits) {
 		t.Fatalf("Failures = %d, want %d", got, len(waits))
@@ -644,7 +623,7 @@ func TestLimiter(t *testing.T) {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}
 
-	custom := vault.NewLimiterForTest(c.now, 0, time.Minute, time.Hour)
+	custom := vault.NewLimiterForTest(c.Now, 0, time.Minute, time.Hour)
 	custom.Fail()
 	if err := custom.Check(); !errors.Is(err, vault.ErrTooManyAttempts) {
 		t.Fatalf("a limiter with no free attempts: %v", err)
@@ -666,7 +645,7 @@ func TestArgon2ParametersFromHeader(t *testing.T) {
 		t.Fatalf("salt is %d bytes, want at least 16", len(s.Salt))
 	}
 	// A vault whose defaults differ still opens the slot: the header decides.
-	v := vault.New(f.store, rpID, f.clock.now)
+	v := vault.New(f.store, rpID, f.clock.Now)
 	vault.SetArgon2ForTest(v, 2, 2048, 2)
 	if err := v.UnlockWithRecovery(ctx, code); err != nil {
 		t.Fatalf("unlock with other defaults: %v", err)
@@ -684,7 +663,7 @@ func TestArgon2ParametersFromHeader(t *testing.T) {
 func TestRFC9106Parameters(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	v := vault.New(f.store, rpID, f.clock.now) // no test override
+	v := vault.New(f.store, rpID, f.clock.Now) // no test override
 	start := time.Now()
 	code, err := v.Create(ctx)
 	if err != nil {
@@ -829,7 +808,7 @@ func TestSecrets(t *testing.T) {
 	}
 	// Set replaces the value and keeps the creation time.
 	s1, _ := f.store.Secret(ctx, "a_key")
-	f.clock.advance(time.Hour)
+	f.clock.Advance(time.Hour)
 	if err := f.v.Set(ctx, "a_key", []byte("rotated")); err != nil {
 		t.Fatal(err)
 	}
@@ -939,7 +918,7 @@ func TestUnlockHonoursContext(t *testing.T) {
 func BenchmarkUnlockRecovery(b *testing.B) {
 	ctx := context.Background()
 	f := newFixture(b)
-	v := vault.New(f.store, rpID, f.clock.now) // RFC 9106 parameters
+	v := vault.New(f.store, rpID, f.clock.Now) // RFC 9106 parameters
 	code, err := v.Create(ctx)
 	if err != nil {
 		b.Fatal(err)

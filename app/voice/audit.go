@@ -117,19 +117,6 @@ func (a *auditor) hurry() {
 	}
 }
 
-// Sync waits until every turn taken so far is in the audit trail, or ctx is done.
-func (s *Service) Sync(ctx context.Context) error {
-	done := make(chan struct{})
-	s.audit.add(auditEvent{synced: done})
-	s.audit.hurry()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Close stops the calls waiting for the owner's answer, writes the queued audit events and
 // stops the writer; turns taken after it write their events at once. Call it before the
 // database closes.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 // liveTool is one scripted tool served over streamable HTTP to an MCP manager over a real
@@ -52,18 +52,17 @@ func newLiveServer(tb testing.TB, remote *mcptest.Scripted, cfg config.Server, t
 	ctx := context.Background()
 	srv := httptest.NewServer(remote.HTTPHandler())
 	tb.Cleanup(srv.Close)
-	bdb, err := db.Open(ctx, filepath.Join(tb.TempDir(), "maven.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { bdb.Close() })
+	bdb := testdb.Open(tb)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l := &liveServer{db: bdb, rows: allowlist.NewService(db.NewToolStore(bdb), time.Now), url: srv.URL}
 	cfg.Type, cfg.URL = config.TransportHTTP, srv.URL
 	l.manager = mcp.NewManager(map[string]config.Server{cfg.Name: cfg}, mcp.NewToolReconciler(l.rows, time.Now, logger), opts, logger)
 	l.manager.Run(ctx)
 	tb.Cleanup(func() { l.manager.Close() })
-	var listed []allowlist.Tool
+	var (
+		listed []allowlist.Tool
+		err    error
+	)
 	for deadline := time.Now().Add(10 * time.Second); len(listed) < tools; time.Sleep(5 * time.Millisecond) {
 		if listed, err = l.rows.List(ctx, allowlist.Filter{Scope: allowlist.MCPScope(cfg.Name)}); err != nil {
 			tb.Fatal(err)

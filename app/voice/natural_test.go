@@ -222,7 +222,7 @@ func TestTurnsWithoutARowAreRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Entries) != 2 || p.Entries[0].Outcome != "locked" || p.Entries[1].Outcome != "no_match" || !p.Entries[1].At.Equal(w.clock.now()) {
+	if len(p.Entries) != 2 || p.Entries[0].Outcome != "locked" || p.Entries[1].Outcome != "no_match" || !p.Entries[1].At.Equal(w.clock.Now()) {
 		t.Fatalf("%+v", p.Entries)
 	}
 	var d map[string]string
@@ -234,7 +234,7 @@ func TestTurnsWithoutARowAreRecorded(t *testing.T) {
 func TestTurnsOverTheRateAreRefused(t *testing.T) {
 	w := newWorld(t)
 	slow := voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{}, Runner: w.runner, Lock: w.lock},
-		voice.Options{TurnsPerSecond: 1, Burst: 2, Now: w.clock.now})
+		voice.Options{TurnsPerSecond: 1, Burst: 2, Now: w.clock.Now})
 	defer slow.Close()
 	ctx := context.Background()
 	var outcomes []voice.Outcome
@@ -244,7 +244,7 @@ func TestTurnsOverTheRateAreRefused(t *testing.T) {
 	if outcomes[0] != voice.OutcomeRan || outcomes[1] != voice.OutcomeRan || outcomes[2] != voice.OutcomeRefused {
 		t.Fatalf("%v", outcomes)
 	}
-	w.clock.advance(time.Second)
+	w.clock.Advance(time.Second)
 	if r := slow.Turn(ctx, voice.Request{Conversation: "r", Text: "vikunja list tasks"}); r.Outcome != voice.OutcomeRan {
 		t.Fatalf("after a second: %+v", r)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,8 @@ import (
 	"maven/app/runner"
 	"maven/app/voice"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
 
 // fakeRunner records every run instead of running anything.
@@ -58,24 +59,6 @@ func (a allowBinder) Positional(row allowlist.Tool) mcp.Positional {
 	return mcp.NewPositional(row, a[row.RemoteName()] || a[row.Name])
 }
 
-// testClock is a clock the test moves; the audit writer reads it from its own goroutine.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type lockFlag struct{ locked bool }
 
 func (l *lockFlag) Locked() bool { return l.locked }
@@ -88,7 +71,7 @@ type world struct {
 	voice   *voice.Service
 	runner  *fakeRunner
 	lock    *lockFlag
-	clock   *testClock
+	clock   *testclock.Clock // the test moves it; the audit writer reads it from its own goroutine
 	ids     map[string]int64
 	allowed allowBinder // the allow_tools of newVoice's services
 }
@@ -101,18 +84,12 @@ const (
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bdb.Close() })
-	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &testClock{t: now}
-	w := &world{t: t, svc: allowlist.NewService(db.NewToolStore(bdb), clock.now), feed: activity.New(db.NewActivityStore(bdb), clock.now),
+	bdb := testdb.Open(t)
+	clock := testclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	w := &world{t: t, svc: allowlist.NewService(db.NewToolStore(bdb), clock.Now), feed: activity.New(db.NewActivityStore(bdb), clock.Now),
 		runner: &fakeRunner{}, lock: &lockFlag{}, clock: clock, ids: map[string]int64{},
 		allowed: allowBinder{"search_tasks": true, "delete_task": true, "get_task": true}}
-	w.phrases = phrases.NewService(db.NewPhrasesStore(bdb), w.svc, clock.now)
+	w.phrases = phrases.NewService(db.NewPhrasesStore(bdb), w.svc, clock.Now)
 	add := func(server, tool, schema string, readOnly bool) {
 		p := allowlist.Proposal{Name: server + "_" + tool, Cmd: []string{"mcp", server, tool}, Scope: allowlist.MCPScope(server),
 			ReadOnly: readOnly, Destructive: !readOnly, InputSchema: json.RawMessage(schema), Fingerprint: "sha256:" + tool,
@@ -136,7 +113,7 @@ func (w *world) newVoice(opts voice.Options) *voice.Service {
 	if opts.Origins == nil {
 		opts.Origins = []string{"https://maven.example"}
 	}
-	opts.Now = w.clock.now
+	opts.Now = w.clock.Now
 	opts.TurnsPerSecond, opts.Burst = 1e6, 1e6
 	v := voice.New(voice.Deps{Rows: w.svc, Binder: w.allowed,
 		Runner: w.runner, Lock: w.lock, Phrases: w.phrases, Activity: w.feed}, opts)
@@ -244,7 +221,7 @@ func TestConfirmIsVoidWhenTheRowChanges(t *testing.T) {
 			if _, err := w.svc.DisableTool(ctx, id, "owner"); err != nil {
 				t.Fatal(err)
 			}
-			w.clock.advance(time.Second)
+			w.clock.Advance(time.Second)
 			row, err := w.svc.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -259,7 +236,7 @@ func TestConfirmIsVoidWhenTheRowChanges(t *testing.T) {
 			if r := w.voice.Turn(ctx, voice.Request{Conversation: "c", Text: "archive all"}); r.Outcome != voice.OutcomeConfirm {
 				t.Fatalf("%s %q", r.Outcome, r.Speech)
 			}
-			w.clock.advance(time.Second)
+			w.clock.Advance(time.Second)
 			c.change(t, w, w.ids["vikunja_archive_all"])
 			r := w.voice.Turn(ctx, voice.Request{Conversation: "c", Text: "yes"})
 			if r.Outcome != voice.OutcomeRefused || !strings.Contains(r.Speech, "changed") {
@@ -276,7 +253,7 @@ func TestConfirmTooLateOrElsewhere(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "archive all"})
-	w.clock.advance(61 * time.Second)
+	w.clock.Advance(61 * time.Second)
 	if r := w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "yes"}); r.Outcome != voice.OutcomeCancelled || !strings.Contains(r.Speech, "too late") {
 		t.Fatalf("late yes: %s %q", r.Outcome, r.Speech)
 	}
@@ -348,7 +325,7 @@ func TestFloodOfConversationsIsBounded(t *testing.T) {
 	w := newWorld(t)
 	// No recorder: the flood test is about memory.
 	w.voice = voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{}, Runner: w.runner, Lock: w.lock},
-		voice.Options{MaxPending: 1000, TurnsPerSecond: 1e9, Burst: 1e9, Now: w.clock.now})
+		voice.Options{MaxPending: 1000, TurnsPerSecond: 1e9, Burst: 1e9, Now: w.clock.Now})
 	defer w.voice.Close()
 	for i := range 100000 {
 		w.voice.Turn(ctx, voice.Request{Conversation: fmt.Sprintf("flood-%d", i), Text: "archive all"})

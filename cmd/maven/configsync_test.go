@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"maven/app/oauth"
 	"maven/app/vault"
 	"maven/db"
+	"maven/internal/testkit/testdb"
 )
 
 // TestRemovedServersLoseTheirSealedSignIns: a config read from a file that no longer names a
@@ -21,11 +21,7 @@ import (
 // activity feed; a server it names keeps its own, and the defaults (no file) forget nothing.
 func TestRemovedServersLoseTheirSealedSignIns(t *testing.T) {
 	ctx := context.Background()
-	bdb, err := db.Open(ctx, filepath.Join(t.TempDir(), "maven.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
+	bdb := testdb.Open(t)
 	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(bdb), "localhost", time.Now), nil)
 	if err != nil {
 		t.Fatal(err)

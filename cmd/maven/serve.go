@@ -17,21 +17,12 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/sqlite3store"
+	"github.com/uptrace/bun"
 
-	"maven/app/activity"
 	"maven/app/allowlist"
-	"maven/app/approval"
 	"maven/app/auth"
-	"maven/app/bearer"
 	"maven/app/config"
 	"maven/app/ipc"
-	"maven/app/mcp"
-	"maven/app/metrics"
-	"maven/app/oauth"
-	"maven/app/phrases"
-	"maven/app/runner"
-	"maven/app/vault"
-	"maven/app/voice"
 	"maven/db"
 	"maven/handlers"
 	"maven/static"
@@ -57,10 +48,10 @@ func loadConfig(f serveFlags, getenv func(string) string) (cfg config.Config, fr
 	return cfg, fromFile, nil
 }
 
-// serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM), then shuts down in order:
-// stop accepting, let in-flight requests finish, close the IPC socket, close the database. It is
-// long on purpose (docs/style.md#sizes): every service is wired here, in the order each needs
-// the others, so the whole daemon reads top to bottom in one place.
+// serve runs the daemon until ctx is cancelled (SIGINT or SIGTERM). It starts in order: the
+// config, the database, the listener, the services (openServices), the IPC socket, the web app
+// (newWebServer), then the MCP servers' supervisors. It shuts down in the reverse order: stop
+// accepting, let in-flight requests finish, close the IPC socket, the services, the database.
 func serve(ctx context.Context, in *invocation, args []string) error {
 	// Before any secret can reach memory.
 	if err := forbidMemoryReads(); err != nil {
@@ -70,13 +61,12 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	getenv := in.getenv
 	flags, err := in.parseServeFlags(args)
 	if err != nil {
 		return err
 	}
 	logger := newLogger(in.stderr, flags.logFormat, flags.logLevel)
-	cfg, fromFile, err := loadConfig(flags, getenv)
+	cfg, fromFile, err := loadConfig(flags, in.getenv)
 	if err != nil {
 		return err
 	}
@@ -93,27 +83,9 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	}
 	defer bdb.Close()
 	defer runUntilStopped(ctx, func(ctx context.Context) { upkeep.Run(ctx, bdb) })()
-
-	tools := allowlist.NewService(db.NewToolStore(bdb), time.Now)
-	problems := &config.Problems{}
-	// MCP: one supervisor per configured server, started below under ctx; discovery only
-	// proposes rows. Nothing is dialled here.
-	reconciler := mcp.NewToolReconciler(tools, time.Now, logger)
-	var registry *metrics.Registry
-	if cfg.Metrics {
-		registry = metrics.New()
-		reconciler.OnReconcile(func(server string, took time.Duration) {
-			registry.Observe("maven_mcp_reconcile_duration_seconds", "Time to reconcile one complete tool list.", took,
-				metrics.Label{Name: "server", Value: server})
-		})
-	}
-	// A stdio server's command line starts only once the owner approved it on /tools, behind a
-	// step-up (docs/design.md#rule-21 and docs/design.md#rule-25); its supervisor asks before every
-	// start.
-	commands := approval.NewService(db.NewApprovalStore(bdb), time.Now)
 	// Listen before building what depends on the address (the OAuth callback, the origins):
 	// with port 0 the browser origin is only known now. Reloads compare with the config as read.
-	asRead := cfg
+	st := startup{flags: flags, getenv: in.getenv, asRead: cfg, fromFile: fromFile, log: logger}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -122,173 +94,133 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	if err := cfg.SetListen(ln.Addr().String()); err != nil {
 		return err
 	}
-	gate, err := vault.NewGate(ctx, vault.New(db.NewVaultStore(bdb), cfg.RPID, time.Now), logger)
+	st.cfg, st.listen = cfg, ln.Addr().String()
+	svc, err := openServices(ctx, st, bdb)
 	if err != nil {
 		return err
 	}
-	// OAuth: a remote server that refuses Maven waits for the owner to sign in from its card;
-	// tokens are sealed in the vault, and sign-ins recorded in the activity feed.
-	feed := activity.New(db.NewActivityStore(bdb), time.Now)
-	// Every request that carries a credential (a server's configured headers, its OAuth token,
-	// the exchanges that issue one) goes through one transport, which a lock empties. The
-	// timeout is oauth's default.
-	credentials := credentialTransport()
-	signIns := oauth.New(gate, feed, oauth.Options{Origins: cfg.Origins, Logger: logger,
-		HTTP: &http.Client{Transport: credentials, Timeout: 30 * time.Second}})
-	// The rows and sign-ins of servers the config no longer names go before any server is
-	// dialled.
-	configs := &configSync{tools: tools, signIns: signIns, problems: problems, log: logger}
-	if err := configs.apply(ctx, cfg, fromFile); err != nil {
-		return err
-	}
-	manager := mcp.NewManager(cfg.MCPServers, reconciler, mcp.ManagerOptions{
-		RefreshInterval: cfg.RefreshInterval, Version: version, ApproveStdio: commands.Check, OAuth: signIns,
-		Transport: credentials,
-	}, logger)
-	defer manager.Close()
-	executor := runner.New(tools, manager, runner.Options{})
-	reload := newReloader(flags, getenv, asRead, fromFile, configs, manager, reconciler.Forget)
-
-	// The vault (the gate, above): a daemon that has one starts locked, and nothing that needs a
-	// secret runs until the owner unlocks from /unlock. The gate is the one place that knows;
-	// unlocking only hands the manager a lookup (SetSecrets never blocks), so no dial happens on
-	// the unlock's path.
-	gate.OnUnlock(manager.SetSecrets)
-	gate.OnLock(func() { manager.SetSecrets(nil) })
-	gate.OnLock(signIns.EndSignIns)
-
-	tokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "voice")
+	defer svc.close()
+	ipcServer, err := startIPC(ctx, svc.daemon)
 	if err != nil {
-		return err
-	}
-	metricsTokens, err := bearer.New(ctx, db.NewSettingsStore(bdb), "metrics")
-	if err != nil {
-		return err
-	}
-
-	// The owner's passkeys, setup links and step-ups; their changes go to the activity feed.
-	owner, err := auth.New(db.NewAuthStore(bdb), auth.Config{
-		RPID: cfg.RPID, Origins: cfg.Origins, StepUpWindow: cfg.StepUpWindow, Logger: logger, Activity: feed,
-	})
-	if err != nil {
-		return err
-	}
-
-	d := &daemon{started: time.Now(), tools: tools, cfg: cfg, auth: owner, mcp: manager, vault: gate,
-		tokens: tokens, metricsTokens: metricsTokens, listen: ln.Addr().String(), problems: problems,
-		commands: commands, reload: reload,
-		dataDir: flags.dataDir, log: logger, events: startActivity(ctx, feed, gate, manager, logger),
-		backup: func(ctx context.Context, path string) (int64, error) { return db.Backup(ctx, bdb, path) }}
-	// One phrase book: voice rebuilds its index after the saves the pages make.
-	book := phrases.NewService(db.NewPhrasesStore(bdb), tools, time.Now)
-	voiceTurns := voice.New(voice.Deps{Rows: tools, Binder: manager, Runner: executor, Lock: d,
-		Phrases: book, Activity: d.events}, voice.Options{
-		Origins: cfg.Origins, WakeWords: cfg.Voice.WakeWords,
-		TurnsPerSecond: cfg.Voice.TurnsPerSecond, Burst: cfg.Voice.Burst, Logger: logger,
-		OnTurn: func(o voice.Outcome) {
-			if registry != nil {
-				registry.Inc("maven_voice_turns_total", "Voice turns by outcome.", metrics.Label{Name: "outcome", Value: string(o)})
-			}
-		},
-	})
-	// Written last: the turns' queued audit events reach the database before it closes.
-	defer voiceTurns.Close()
-	// Locking also drops pending voice confirms and every step-up grant.
-	gate.OnLock(voiceTurns.CancelPending)
-	gate.OnLock(owner.ForgetStepUps)
-	ipcServer := ipc.NewServer(logger, d.ipcMethods())
-	if err := ipcServer.Listen(filepath.Join(flags.dataDir, "maven.sock")); err != nil {
 		return err
 	}
 	defer ipcServer.Close()
-	go func() {
-		if err := ipcServer.Serve(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
-			logger.Error("ipc server stopped", "err", err)
-		}
-	}()
+	srv, stopSessions, err := newWebServer(svc, bdb)
+	if err != nil {
+		return err
+	}
+	defer stopSessions()
 
-	// The web app: browser sessions in the same database, templates and static files parsed
-	// and hashed once, here.
-	tlsOn := cfg.TLSCert != ""
-	sessionStore := sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{CleanUpInterval: 5 * time.Minute})
-	defer sessionStore.StopCleanup()
-	assets, err := handlers.NewAssets(static.FS())
-	if err != nil {
-		return err
-	}
-	pages, err := views.Parse(assets.URL)
-	if err != nil {
-		return err
-	}
-	routes, err := handlers.Routes(handlers.Deps{
-		Logger:         logger,
-		Vault:          gate,
-		Sessions:       handlers.NewSessionManager(sessionStore, secureCookies(cfg)),
-		Auth:           owner,
-		Tools:          tools,
-		Servers:        manager,
-		Commands:       commands,
-		Wake:           manager,
-		SignIn:         manager,
-		OAuth:          signIns,
-		Voice:          voiceTurns,
-		VoiceTokens:    tokens,
-		Guides:         voiceTurns,
-		Phrases:        book,
-		Activity:       d.events,
-		Metrics:        registry,
-		MetricsTokens:  metricsTokens,
-		MetricsGauges:  d.gauges,
-		Views:          pages,
-		Assets:         assets,
-		Origins:        cfg.Origins,
-		TLS:            tlsOn,
-		TrustedProxies: cfg.TrustedProxies,
-		ConfigSource:   reload.source,
-		SecretUsers:    reload.secretUsers,
-		ConfigProblems: problems,
-	})
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           routes,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	gate.OnLock(func() { releaseAfterLock(credentials) })
-	serveErr := make(chan error, 1)
-	go func() {
-		if tlsOn {
-			serveErr <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
-			return
-		}
-		serveErr <- srv.Serve(ln)
-	}()
-	manager.Run(ctx)
-	go reload.onHangup(ctx, hup)
-	logger.Info("listening", "addr", d.listen, "data", flags.dataDir, "version", readBuildInfo().String())
-	logStart(logger, flags, fromFile, cfg, d.listen)
-	if err := printFirstSetupLink(ctx, owner, logger); err != nil {
+	serveErr := serveHTTP(srv, ln, cfg)
+	svc.mcp.Run(ctx)
+	go svc.reload.onHangup(ctx, hup)
+	logger.Info("listening", "addr", svc.listen, "data", flags.dataDir, "version", readBuildInfo().String())
+	logStart(logger, flags, fromFile, cfg, svc.listen)
+	if err := printFirstSetupLink(ctx, svc.auth, logger); err != nil {
 		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
 	}
-
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
+	stopHTTP(srv, logger)
+	return nil
+}
+
+// startIPC serves the IPC methods on the socket in the data directory until ctx is done or the
+// server is closed.
+func startIPC(ctx context.Context, d *daemon) (*ipc.Server, error) {
+	s := ipc.NewServer(d.log, d.ipcMethods())
+	if err := s.Listen(filepath.Join(d.dataDir, "maven.sock")); err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := s.Serve(ctx); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+			d.log.Error("ipc server stopped", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+// newWebServer builds the web app over svc: templates and static files parsed and hashed once,
+// here, browser sessions kept in the same database, the handlers, and an http.Server with
+// timeouts. stop ends the sessions' cleanup.
+func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), err error) {
+	assets, err := handlers.NewAssets(static.FS())
+	if err != nil {
+		return nil, nil, err
+	}
+	pages, err := views.Parse(assets.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	sessionStore := sqlite3store.NewWithConfig(bdb.DB, sqlite3store.Config{CleanUpInterval: 5 * time.Minute})
+	web, err := handlers.New(handlers.Deps{
+		Logger:         svc.log,
+		Vault:          svc.vault,
+		Sessions:       handlers.NewSessionManager(sessionStore, secureCookies(svc.cfg)),
+		Auth:           svc.auth,
+		Tools:          svc.tools,
+		Servers:        svc.mcp,
+		Commands:       svc.commands,
+		Wake:           svc.mcp,
+		SignIn:         svc.mcp,
+		OAuth:          svc.signIns,
+		Voice:          svc.voice,
+		VoiceTokens:    svc.tokens,
+		Guides:         svc.voice,
+		Phrases:        svc.book,
+		Activity:       svc.events,
+		Metrics:        svc.registry,
+		MetricsTokens:  svc.metricsTokens,
+		MetricsGauges:  svc.gauges,
+		Views:          pages,
+		Assets:         assets,
+		Origins:        svc.cfg.Origins,
+		TLS:            svc.cfg.TLSCert != "",
+		TrustedProxies: svc.cfg.TrustedProxies,
+		ConfigSource:   svc.reload.source,
+		SecretUsers:    svc.reload.secretUsers,
+		ConfigProblems: svc.problems,
+	})
+	if err != nil {
+		sessionStore.StopCleanup()
+		return nil, nil, err
+	}
+	return &http.Server{
+		Handler:           web,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(svc.log.Handler(), slog.LevelWarn),
+	}, sessionStore.StopCleanup, nil
+}
+
+// serveHTTP serves srv on ln, over TLS when the config names a certificate, and returns the
+// channel that reports why it stopped.
+func serveHTTP(srv *http.Server, ln net.Listener, cfg config.Config) <-chan error {
+	serveErr := make(chan error, 1)
+	go func() {
+		if cfg.TLSCert != "" {
+			serveErr <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+			return
+		}
+		serveErr <- srv.Serve(ln)
+	}()
+	return serveErr
+}
+
+// stopHTTP stops accepting and lets the in-flight requests finish, for 10 s at most.
+func stopHTTP(srv *http.Server, logger *slog.Logger) {
 	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("http shutdown", "err", err)
 	}
 	logger.Info("stopped")
-	return nil
 }
 
 // printFirstSetupLink logs a one-time setup link while no passkey is registered, so the first

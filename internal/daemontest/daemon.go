@@ -135,9 +135,6 @@ func (d *Daemon) Origin() string {
 	return "http://localhost:" + port
 }
 
-// Exited is closed once the process has exited.
-func (d *Daemon) Exited() <-chan struct{} { return d.exited }
-
 // Stop sends SIGTERM and waits for the daemon to exit, within the given time; it fails if the
 // daemon exits with an error or has to be killed.
 func (d *Daemon) Stop(within time.Duration) error {
