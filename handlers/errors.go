@@ -140,6 +140,9 @@ func classify(err error) problem {
 	if p, ok := passkeyProblem(err); ok {
 		return p
 	}
+	if p, ok := clientProblem(err); ok {
+		return p
+	}
 	switch {
 	case errors.Is(err, errBadRequest):
 		return problem{http.StatusBadRequest, "The request could not be read.", info}

@@ -80,6 +80,9 @@ type Deps struct {
 	// ConfigProblems are what the running config holds that Maven runs despite, and the last
 	// reload's refusal; /tools shows them.
 	ConfigProblems ConfigProblems
+	// Clients are the agents' clients and Maven's authorization server: the OAuth endpoints,
+	// the consent page and /clients.
+	Clients Clients
 }
 
 // missing names the required fields of d that are nil (or, for Origins, empty).
@@ -97,7 +100,7 @@ func (d Deps) missing() []string {
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
-		{"ConfigProblems", d.ConfigProblems != nil},
+		{"ConfigProblems", d.ConfigProblems != nil}, {"Clients", d.Clients != nil},
 	} {
 		if !dep.set {
 			out = append(out, dep.name)
@@ -139,6 +142,9 @@ type server struct {
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
+	clients        Clients
+	// offers say what the step-ups of consents and clients' tools approve (consent.go).
+	offers offers
 	// atOriginHost and sameOrigin are the browser-facing checks, built once from origins: the
 	// request's Host is a configured origin's (requireOriginHost), and a POST is not
 	// cross-origin (crossOrigin).
@@ -150,6 +156,11 @@ type server struct {
 	recoveryBySource    *sourceLimits
 	recoveryByBrowser   *limits[string]
 	recoveryTotal       *rate.Limiter
+	// Budgets of the authorization server's anonymous requests: registering a client, and
+	// asking for a consent page (which may fetch a client's metadata document).
+	registrations      *sourceLimits
+	authorizeBySource  *sourceLimits
+	authorizeByBrowser *limits[string]
 }
 
 // New returns the daemon's web app: its route table (routes) over the dependencies every
@@ -166,6 +177,7 @@ func New(d Deps) (http.Handler, error) {
 		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
+		clients: d.Clients,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -175,6 +187,9 @@ func New(d Deps) (http.Handler, error) {
 	s.recoveryBySource = newLimits[netip.Prefix](recoveryBudget, maxSources, s.now)
 	s.recoveryByBrowser = newLimits[string](recoveryBudget, maxSources, s.now)
 	s.recoveryTotal = recoveryTotal.limiter()
+	s.registrations = newLimits[netip.Prefix](registrationBudget, maxSources, s.now)
+	s.authorizeBySource = newLimits[netip.Prefix](authorizeBudget, maxSources, s.now)
+	s.authorizeByBrowser = newLimits[string](authorizeBudget, maxSources, s.now)
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
 	var err error
@@ -193,11 +208,14 @@ func New(d Deps) (http.Handler, error) {
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, and their actions
+//	oauth       the authorization server's metadata, registration, token and revocation
+//	            endpoints, at the Host of a configured origin, no session
+//	signed-in   /tools, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock, and their
+//	            actions; the consent page answers anyone, and offers the unlock or sign-in first
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
-//	            removing a passkey, setting or deleting a secret, a new recovery code
-//	            (stepUpRoutes)
+//	            removing a passkey, setting or deleting a secret, a new recovery code, allowing
+//	            a client or changing its tools (stepUpRoutes)
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address, or per browser a
@@ -221,6 +239,19 @@ func (s *server) routes() http.Handler {
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
 
+	// Maven's authorization server for agents' clients (docs/design.md#rule-29), at the
+	// configured origins: its metadata, registration (rate-limited per source, capped), the
+	// token and revocation endpoints. Machines call them, with no session and no cookie.
+	r.Group(func(r chi.Router) {
+		r.Use(s.atOriginHost)
+		r.Get(pathResourceMetadata, s.resourceMetadataGet)
+		r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
+		r.Get(pathServerMetadata, s.serverMetadataGet)
+		r.With(noStore).Post(pathRegister, s.handle(s.registerPost))
+		r.Post(pathToken, s.handle(s.tokenPost))
+		r.Post(pathRevoke, s.handle(s.revokePost))
+	})
+
 	r.Group(func(r chi.Router) {
 		// Browser-facing: a request at a host that is not a configured origin's, and a
 		// cross-origin POST, are refused before the session is even loaded.
@@ -242,6 +273,8 @@ func (s *server) routes() http.Handler {
 		// Authorization servers fetch who Maven is as a client (an https origin's client ID).
 		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
 		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
+		// The consent page: it offers the unlock or the sign-in first, and comes back.
+		r.With(s.limitAuthorize).Get(pathAuthorize, s.handle(s.consentPage))
 
 		// Everything else waits for the unlock (docs/design.md#rule-19).
 		r.Group(func(r chi.Router) {
@@ -270,6 +303,9 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
+				r.Post(pathAuthorize+"/{id}/deny", s.handle(s.consentDenyPost))
+				r.Get("/clients", s.handle(s.clientsPage))
+				r.Post("/clients/revoke", s.handle(s.clientRevokePost))
 				s.stepUpRoutes(r)
 			})
 		})
@@ -294,6 +330,9 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 	r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 	r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))
+	// A client is allowed, or its tools changed, as the page showed them.
+	r.With(s.requireStepUp(s.consentAsShown)).Post(pathAuthorize+"/{id}", s.handle(s.consentAllowPost))
+	r.With(s.requireStepUp(s.clientToolsAsShown)).Post("/clients/tools", s.handle(s.clientToolsPost))
 }
 
 // home sends the browser where it belongs.

@@ -83,12 +83,12 @@ func Parse(asset func(name string) string) (*Templates, error) {
 		}
 		t.pages[path.Base(strings.TrimSuffix(p, ".html"))] = page
 	}
-	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost, PageActivity} {
+	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost, PageActivity, PageConsent, PageClients} {
 		if t.pages[name] == nil {
 			return nil, fmt.Errorf("views: page %q is missing", name)
 		}
 	}
-	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery, PartialActivityList} {
+	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery, PartialActivityList, PartialClientList} {
 		if base.Lookup(name) == nil {
 			return nil, fmt.Errorf("views: template %q is missing", name)
 		}

@@ -26,7 +26,7 @@ func (s *Service) Authenticate(ctx context.Context, token, resource string) (Gra
 		}
 		return s.grant(ctx, id, Grant{})
 	}
-	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, newSession())
+	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, NewSession())
 	if err != nil {
 		return Grant{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}

@@ -1,9 +1,3 @@
-// Package clients holds the clients agents connect through (docs/design.md#rule-29): the static
-// tokens `maven client add` issues, and Maven's own OAuth 2.1 authorization server — built on
-// fosite, with its storage here over the Store db implements — with its dynamic registration,
-// client ID metadata documents, the owner's consent and the tokens it leads to. What a client
-// may use is its policy: every enabled tool, now and later, or a set of rows the owner chose.
-// It knows HTTP only as fosite's requests and the documents it fetches; handlers serve it.
 package clients
 
 import (

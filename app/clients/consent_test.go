@@ -191,7 +191,7 @@ func TestRequestsInProgressAreBounded(t *testing.T) {
 	if _, err := f.svc.Request("s", ids[19]); err != nil {
 		t.Errorf("the newest: %v", err)
 	}
-	f.clock.advance(clients.RequestLifetime)
+	f.clock.Advance(clients.RequestLifetime)
 	if _, err := f.svc.Request("s", ids[19]); !errors.Is(err, clients.ErrNoRequest) {
 		t.Errorf("a request outlived its lifetime: %v", err)
 	}

@@ -14,6 +14,14 @@ type oauthClient struct {
 
 var _ fosite.Client = oauthClient{}
 
+// ClientOf is the client behind fosite's c, as it registered or as its metadata document
+// says (then StatePending until the owner approved it, whatever the database says); false for a
+// client that is not Maven's.
+func ClientOf(c fosite.Client) (Client, bool) {
+	o, ok := c.(oauthClient)
+	return o.c, ok
+}
+
 // oauthClient is c for fosite: it may ask for Maven's resources, and nothing else.
 func (s *Service) oauthClient(c Client) fosite.Client {
 	return oauthClient{c: c, resources: s.resources}

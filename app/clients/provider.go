@@ -112,8 +112,8 @@ func (sha256Hasher) Compare(_ context.Context, hash, data []byte) error {
 // subject is the resource owner of every authorization: Maven has one owner.
 const subject = "owner"
 
-// newSession is the session fosite keeps with an authorization: who approved it, and when each
-// of its tokens expires.
-func newSession() *fosite.DefaultSession {
+// NewSession is the session fosite keeps with an authorization (the token endpoint hands one
+// to fosite to fill): who approved it, and when each of its tokens expires.
+func NewSession() *fosite.DefaultSession {
 	return &fosite.DefaultSession{Subject: subject, ExpiresAt: map[fosite.TokenType]time.Time{}}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,56 +20,33 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/clients"
 	"maven/db"
+	"maven/internal/testkit/testclock"
+	"maven/internal/testkit/testdb"
 )
 
 const origin = "https://maven.example"
 
 var resource = clients.ResourceOf(origin)
 
-// clock is a settable clock for the service under test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type fixture struct {
 	svc   *clients.Service
 	db    *bun.DB
-	path  string
-	clock *clock
+	clock *testclock.Clock
 	feed  *activity.Log
 }
 
 // newFixture is a Service over a real database in a temporary directory, its clock at now.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "maven.db")
-	bdb, err := db.Open(ctx, path)
+	bdb := testdb.Open(t)
+	c := testclock.New(time.Now())
+	feed := activity.New(db.NewActivityStore(bdb), c.Now)
+	svc, err := clients.New(context.Background(), db.NewClientStore(bdb), db.NewSettingsStore(bdb),
+		clients.Options{Origins: []string{origin, "http://localhost:8080"}, Activity: feed, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { bdb.Close() })
-	c := &clock{t: time.Now()}
-	feed := activity.New(db.NewActivityStore(bdb), c.now)
-	svc, err := clients.New(ctx, db.NewClientStore(bdb), db.NewSettingsStore(bdb),
-		clients.Options{Origins: []string{origin, "http://localhost:8080"}, Activity: feed, Now: c.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{svc: svc, db: bdb, path: path, clock: c, feed: feed}
+	return &fixture{svc: svc, db: bdb, clock: c, feed: feed}
 }
 
 // actions are the feed's actions, oldest first.
@@ -131,8 +107,8 @@ func TestStaticTokenIsShownOnceAndStoredHashed(t *testing.T) {
 	if !bytes.Equal(stored.SecretHash, sum[:]) {
 		t.Errorf("stored hash %x, want the token's SHA-256", stored.SecretHash)
 	}
-	f.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
-	for _, file := range []string{f.path, f.path + "-wal"} {
+	path := dbPath(t, f.db)
+	for _, file := range []string{path, path + "-wal"} {
 		if b, _ := os.ReadFile(file); bytes.Contains(b, []byte(token)) || bytes.Contains(b, []byte(strings.TrimPrefix(token, "mvn_client_"))) {
 			t.Errorf("%s holds the token itself", filepath.Base(file))
 		}
@@ -300,7 +276,7 @@ func TestRegistrationFloodIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i < clients.MaxPending; i++ {
-		f.clock.advance(time.Second)
+		f.clock.Advance(time.Second)
 		if _, err := f.svc.Register(ctx, reg); err != nil {
 			t.Fatalf("registration %d: %v", i+1, err)
 		}
@@ -318,20 +294,31 @@ func TestRegistrationFloodIsBounded(t *testing.T) {
 	}
 
 	// The first expire 15 minutes after they came; a new one takes a freed place.
-	f.clock.advance(clients.PendingLifetime - time.Duration(clients.MaxPending-2)*time.Second)
+	f.clock.Advance(clients.PendingLifetime - time.Duration(clients.MaxPending-2)*time.Second)
 	if _, err := f.svc.Register(ctx, reg); err != nil {
 		t.Fatalf("a registration once the first expired: %v", err)
 	}
 	if _, err := f.svc.Client(ctx, first.ClientID); !errors.Is(err, clients.ErrNotFound) {
 		t.Errorf("the first registration outlived 15 minutes: %v", err)
 	}
-	f.clock.advance(clients.PendingLifetime + time.Second)
+	f.clock.Advance(clients.PendingLifetime + time.Second)
 	if err := f.svc.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := countRows(t, f.db, "clients"); n != 0 {
 		t.Errorf("%d clients left once every registration expired", n)
 	}
+}
+
+// dbPath is the file the database is in.
+func dbPath(t *testing.T, bdb *bun.DB) string {
+	t.Helper()
+	var seq int
+	var name, file string
+	if err := bdb.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 func countRows(t *testing.T, bdb *bun.DB, table string) int {

@@ -118,7 +118,7 @@ func (st *storage) get(ctx context.Context, kind TokenKind, signature string, se
 		return nil, fmt.Errorf("decode an OAuth request: %w", err)
 	}
 	if session == nil {
-		session = newSession()
+		session = NewSession()
 	}
 	if err := json.Unmarshal(sr.Session, session); err != nil {
 		return nil, fmt.Errorf("decode an OAuth session: %w", err)

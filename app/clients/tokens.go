@@ -8,11 +8,13 @@ import (
 	"github.com/ory/fosite"
 )
 
-// Bind binds the authorization the owner allowed to its resource (RFC 8707): the code, and every
-// token it leads to, carry it as their audience.
-func Bind(ar fosite.AuthorizeRequester, r Request) {
+// Respond is fosite's answer to the authorization request ar the owner allowed (r, which
+// Consent returned): a code bound to r's resource (RFC 8707), the code and every token it leads
+// to carrying it as their audience. (The handlers add iss to every answer, errors included.)
+func (s *Service) Respond(ctx context.Context, ar fosite.AuthorizeRequester, r Request) (fosite.AuthorizeResponder, error) {
 	ar.SetRequestedAudience(fosite.Arguments{r.Resource})
 	ar.GrantAudience(r.Resource)
+	return s.provider.NewAuthorizeResponse(ctx, ar, NewSession())
 }
 
 // CheckTokenRequest refuses a token request whose resource parameter names anything but the

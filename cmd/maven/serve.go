@@ -183,6 +183,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		ConfigSource:   svc.reload.source,
 		SecretUsers:    svc.reload.secretUsers,
 		ConfigProblems: svc.problems,
+		Clients:        svc.clients,
 	})
 	if err != nil {
 		sessionStore.StopCleanup()

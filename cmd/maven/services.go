@@ -13,6 +13,7 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
+	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
@@ -81,6 +82,16 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	}); err != nil {
 		return nil, err
 	}
+	// The agents' clients and Maven's authorization server (docs/design.md#rule-29); what
+	// expires of them is swept while the daemon runs.
+	if s.clients, err = clients.New(ctx, db.NewClientStore(bdb), db.NewSettingsStore(bdb), clients.Options{
+		Origins: st.cfg.Origins, Activity: s.events, Logger: st.log,
+	}); err != nil {
+		return nil, err
+	}
+	sweep, stopSweep := context.WithCancel(ctx)
+	go s.clients.Run(sweep, 5*time.Minute)
+	s.closers = append(s.closers, stopSweep)
 	startActivity(ctx, s.events, s.vault, s.mcp, st.log)
 	s.openVoice(st, bdb)
 	// Locking also drops pending voice confirms and every step-up grant, and collects what the
