@@ -14,6 +14,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/clients"
 	"maven/app/voice"
 	"maven/views"
 )
@@ -306,6 +307,12 @@ var actionLabels = map[string]string{
 	activity.ActionSecretDeleted:   "Secret deleted",
 	activity.ActionRecoveryRotated: "New recovery code",
 	activity.ActionSetupLinkIssued: "Setup link issued",
+	clients.ActionAdded:            "Client token issued",
+	clients.ActionConsented:        "Client allowed",
+	clients.ActionDenied:           "Client denied",
+	clients.ActionToolsSet:         "Client's tools changed",
+	clients.ActionRevoked:          "Client revoked",
+	clients.ActionTokenReused:      "Client's token reused: its tokens revoked",
 }
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
@@ -354,6 +361,10 @@ func entryView(e activity.Entry) views.ActivityEntry {
 // are for machines (fingerprints, a previous declared shape, digests).
 var factKeys = []struct{ key, label string }{
 	{"server", "Server"},
+	{"client", "Client"},
+	{"kind", "Signs in with"},
+	{"redirect_uri", "Answer went to"},
+	{"tools", "Tools"},
 	{"secret", "Secret"},
 	{"passkey_name", "Passkey"},
 	{"via", "Added through"},

@@ -425,6 +425,9 @@ func TestConsentIsBoundToItsSessionAndItsTicks(t *testing.T) {
 	if !f.feedHas(clients.ActionConsented, "Test agent") {
 		t.Error("the consent is not in the activity feed")
 	}
+	if page := b.get("/activity").Body.String(); !strings.Contains(page, "Client allowed") || !strings.Contains(page, "Test agent") {
+		t.Errorf("/activity does not show the consent: %s", page)
+	}
 }
 
 // enabled proposes a local command and enables it behind a real step-up.
@@ -615,7 +618,7 @@ func TestGoSDKClientSignsIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What /mcp answers a request without a token (docs/design.md#rule-26).
+	// What /mcp answers a request without a token.
 	req, _ := http.NewRequest(http.MethodPost, testResource, nil)
 	resp := &http.Response{StatusCode: http.StatusUnauthorized, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{
 		"Www-Authenticate": {`Bearer resource_metadata="` + testOrigin + `/.well-known/oauth-protected-resource"`}}}

@@ -239,18 +239,8 @@ func (s *server) routes() http.Handler {
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
 
-	// Maven's authorization server for agents' clients (docs/design.md#rule-29), at the
-	// configured origins: its metadata, registration (rate-limited per source, capped), the
-	// token and revocation endpoints. Machines call them, with no session and no cookie.
-	r.Group(func(r chi.Router) {
-		r.Use(s.atOriginHost)
-		r.Get(pathResourceMetadata, s.resourceMetadataGet)
-		r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
-		r.Get(pathServerMetadata, s.serverMetadataGet)
-		r.With(noStore).Post(pathRegister, s.handle(s.registerPost))
-		r.Post(pathToken, s.handle(s.tokenPost))
-		r.Post(pathRevoke, s.handle(s.revokePost))
-	})
+	// Maven's authorization server for agents' clients (oauthRoutes).
+	r.Group(s.oauthRoutes)
 
 	r.Group(func(r chi.Router) {
 		// Browser-facing: a request at a host that is not a configured origin's, and a
@@ -333,6 +323,21 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	// A client is allowed, or its tools changed, as the page showed them.
 	r.With(s.requireStepUp(s.consentAsShown)).Post(pathAuthorize+"/{id}", s.handle(s.consentAllowPost))
 	r.With(s.requireStepUp(s.clientToolsAsShown)).Post("/clients/tools", s.handle(s.clientToolsPost))
+}
+
+// oauthRoutes are Maven's authorization server for agents' clients (docs/design.md#rule-29),
+// at the configured origins: its metadata, registration (rate-limited per source, capped), the
+// token and revocation endpoints. Machines call them, with no session and no cookie, so no
+// cross-origin check: a cross-site form can send nothing a client's own credentials do not
+// cover.
+func (s *server) oauthRoutes(r chi.Router) {
+	r.Use(s.atOriginHost)
+	r.Get(pathResourceMetadata, s.resourceMetadataGet)
+	r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
+	r.Get(pathServerMetadata, s.serverMetadataGet)
+	r.With(noStore).Post(pathRegister, s.handle(s.registerPost))
+	r.Post(pathToken, s.handle(s.tokenPost))
+	r.Post(pathRevoke, s.handle(s.revokePost))
 }
 
 // home sends the browser where it belongs.
