@@ -160,7 +160,10 @@ func TestOrderByStateFollowsStates(t *testing.T) {
 	if _, err := svc.DisableTool(ctx, rows["b"].ID, "owner"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Withdraw(ctx, rows["a"].ID, "test", "gone"); err != nil {
+	if err := svc.Update(ctx, func(tx *allowlist.Tx) error {
+		_, err := tx.Withdraw(ctx, rows["a"].ID, "test", "gone")
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	listed, err := store.ListTools(ctx, allowlist.Filter{Order: allowlist.OrderByState})

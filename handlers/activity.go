@@ -15,7 +15,9 @@ import (
 	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/clients"
+	"maven/app/mcp"
 	"maven/app/voice"
+	"maven/internal/enum"
 	"maven/views"
 )
 
@@ -37,34 +39,19 @@ type activityView struct {
 	before  int64     // list entries older than this id; 0 for the newest
 }
 
-// outcomeWords is a voice outcome in words, and how it is shown.
-type outcomeWords struct {
-	outcome voice.Outcome
-	label   string
-	tone    string // "ok", "calm" or "trouble"
-}
-
-// voiceOutcomes are the outcomes the filter offers, in the order a turn meets them.
-var voiceOutcomes = []outcomeWords{
-	{voice.OutcomeRan, "ran", "ok"},
-	{voice.OutcomeConfirm, "asked to confirm", "calm"},
-	{voice.OutcomeAsk, "asked for a value", "calm"},
-	{voice.OutcomeCancelled, "cancelled", "calm"},
-	{voice.OutcomeNeedsArgs, "needs arguments", "calm"},
-	{voice.OutcomeNoMatch, "matched nothing", "calm"},
-	{voice.OutcomeHelp, "said what to say", "calm"},
-	{voice.OutcomeRefused, "refused", "trouble"},
-	{voice.OutcomeLocked, "locked", "trouble"},
-	{voice.OutcomeError, "failed", "trouble"},
-}
-
-// outcomeOf finds a voice outcome's words.
-func outcomeOf(outcome string) (outcomeWords, bool) {
-	i := slices.IndexFunc(voiceOutcomes, func(o outcomeWords) bool { return string(o.outcome) == outcome })
-	if i < 0 {
-		return outcomeWords{}, false
-	}
-	return voiceOutcomes[i], true
+// outcomeTones are the voice outcomes the filter offers, in the order a turn meets them, and
+// how each is shown: "ok", "calm" or "trouble". Their words are voice.Outcome.Words.
+var outcomeTones = enum.Table[voice.Outcome, string]{
+	{Member: voice.OutcomeRan, Said: "ok"},
+	{Member: voice.OutcomeConfirm, Said: "calm"},
+	{Member: voice.OutcomeAsk, Said: "calm"},
+	{Member: voice.OutcomeCancelled, Said: "calm"},
+	{Member: voice.OutcomeNeedsArgs, Said: "calm"},
+	{Member: voice.OutcomeNoMatch, Said: "calm"},
+	{Member: voice.OutcomeHelp, Said: "calm"},
+	{Member: voice.OutcomeRefused, Said: "trouble"},
+	{Member: voice.OutcomeLocked, Said: "trouble"},
+	{Member: voice.OutcomeError, Said: "trouble"},
 }
 
 // activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
@@ -81,7 +68,7 @@ func activityViewFrom(q url.Values) (v activityView, problem string) {
 		problems = append(problems, "there is no kind of entry “"+string(k)+"”")
 	}
 	if o := q.Get("outcome"); o != "" {
-		if _, ok := outcomeOf(o); ok {
+		if _, ok := outcomeTones.Of(voice.Outcome(o)); ok {
 			v.outcome = o
 		} else {
 			problems = append(problems, "there is no outcome “"+o+"”")
@@ -267,8 +254,8 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 	for _, k := range activity.Kinds() {
 		f.Kinds = append(f.Kinds, views.Option{Value: string(k), Label: kindLabels[k], Selected: view.kind == k})
 	}
-	for _, o := range voiceOutcomes {
-		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o.outcome), Label: o.label, Selected: view.outcome == string(o.outcome)})
+	for _, o := range outcomeTones.Members() {
+		f.Outcomes = append(f.Outcomes, views.Option{Value: string(o), Label: o.Words(), Selected: view.outcome == string(o)})
 	}
 	rows, err := s.tools.List(r.Context(), allowlist.Filter{Limit: maxToolNames})
 	if err != nil {
@@ -327,10 +314,9 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	if e.Tool != "" {
 		v.ToolText, v.ToolURL = text(e.Tool), activityView{tool: e.Tool}.url(0)
 	}
-	if o, ok := outcomeOf(e.Outcome); ok {
-		v.OutcomeLabel, v.Tone = o.label, o.tone
-	} else if e.Outcome != "" {
-		v.OutcomeLabel = e.Outcome
+	if e.Outcome != "" {
+		v.OutcomeLabel = voice.Outcome(e.Outcome).Words()
+		v.Tone, _ = outcomeTones.Of(voice.Outcome(e.Outcome))
 	}
 	var detail map[string]any
 	if json.Unmarshal(e.Detail, &detail) != nil {
@@ -350,7 +336,7 @@ func entryView(e activity.Entry) views.ActivityEntry {
 		}
 	}
 	if e.Action == activity.ActionServerState {
-		v.Tone = stateTone(fmt.Sprint(detail["to"]))
+		v.Tone = serverTone(mcp.State(fmt.Sprint(detail["to"])))
 	}
 	v.Facts = facts(detail)
 	return v
@@ -422,17 +408,6 @@ func facts(detail map[string]any) []views.Fact {
 		out = append(out, f)
 	}
 	return out
-}
-
-// stateTone is how a server's state is shown: connected is good, failed is trouble.
-func stateTone(state string) string {
-	switch state {
-	case "connected":
-		return "ok"
-	case "failed":
-		return "trouble"
-	}
-	return "calm"
 }
 
 // valueText writes a detail's value for reading: a string as it is, a list as a comma list,

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,7 +210,7 @@ func newVaultFixture(t testing.TB, serversJSON string) *fixture {
 	f := &fixture{t: t, logs: &syncBuffer{}, clock: testclock.New(time.Now()),
 		servers: &fakeServers{}, waker: &fakeWaker{}, problems: &config.Problems{}}
 	if serversJSON != "" {
-		cfg, err := config.Parse([]byte(`{"mcpServers": ` + serversJSON + `}`))
+		cfg, err := config.ParseEnv([]byte(`{"mcpServers": `+serversJSON+`}`), os.Getenv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -179,36 +179,46 @@ func (s *server) serverRow(st mcp.ServerStatus) views.ServerRow {
 	state := st.State
 	row := views.ServerRow{
 		Name: st.Name, Transport: st.Transport, Target: st.Target, State: string(state),
-		StateLabel: serverStateLabel(state), Tools: st.Tools, Trust: st.Trust, TrustText: st.TrustText,
-		TrustShort: trustShort(st.Trust), Since: timeOf(st.Since), Tone: "calm",
+		StateLabel: state.Words(), Tools: st.Tools, Trust: st.Trust, TrustText: st.TrustText,
+		TrustShort: trustShort(st.Trust), Since: timeOf(st.Since), Tone: serverTone(state),
+		Open: state.Trouble() || state.NeedsOwner(), LastErrorLabel: "Last error",
 	}
-	switch state {
-	case mcp.StateConnected:
-		row.Tone = "ok"
-	case mcp.StateBackoff, mcp.StateFailed:
-		row.Tone, row.Open = "trouble", true
+	if state.Trouble() {
 		row.LastError = text(st.LastError)
 		if st.LastStderr != "" {
 			for line := range strings.SplitSeq(st.LastStderr, "\n") {
 				row.LastStderr = append(row.LastStderr, text(line))
 			}
 		}
+	}
+	switch state {
 	case mcp.StateAwaitingApproval:
-		row.Action, row.Open = "Check its command line below, then approve it to start it.", true
+		row.Action = "Check its command line below, then approve it to start it."
 	case mcp.StateNeedsAuth:
-		row.Open = true
 		row.SignIn = s.signInView(st)
-		row.LastError = text(st.LastError)
+		// What it said when it refused Maven: not a failure.
+		row.LastError, row.LastErrorLabel = text(st.LastError), "Last answer"
 		if row.SignIn == nil {
 			row.Action, row.ActionURL, row.ActionLabel = "It wants you to sign in to it. Maven keeps a sign-in sealed in its vault, and there is none yet: first register a passkey that can unlock Maven (that creates the vault and its recovery code).", "/passkeys", "Passkeys"
 		} else {
 			row.Action = "It wants you to sign in to it, at " + hostOf(st.AuthServer) + ", before Maven can use it."
 		}
 	case mcp.StateLocked:
-		row.Open = true
 		row.Action, row.ActionURL, row.ActionLabel = lockedAction(st, s.vault.Locked())
 	}
 	return row
+}
+
+// serverTone is how a server's state is shown: connected is good, a failure is trouble, and
+// anything else (the owner has something to do, or it is on its way) is calm.
+func serverTone(state mcp.State) string {
+	switch {
+	case state == mcp.StateConnected:
+		return "ok"
+	case state.Trouble():
+		return "trouble"
+	}
+	return "calm"
 }
 
 // lockedAction says what a locked server waits for, and where the owner gives it: its secrets,
@@ -237,30 +247,6 @@ func (s *server) signInView(st mcp.ServerStatus) *views.SignIn {
 	digest := st.SignInDigest()
 	return &views.SignIn{ID: "sign-in-" + strings.TrimPrefix(digest, "sha256:")[:12], AuthServer: st.AuthServer,
 		AuthServerHost: hostOf(st.AuthServer), SignInPage: signInPage(st), Scopes: strings.Fields(st.AuthScopes), Fingerprint: digest}
-}
-
-// serverStateLabel names a state in words; a state it does not know reads as its name, so a new
-// state needs only a label here to show well.
-func serverStateLabel(st mcp.State) string {
-	switch st {
-	case mcp.StateLocked:
-		return "locked"
-	case mcp.StateAwaitingApproval:
-		return "awaiting your approval"
-	case mcp.StateNeedsAuth:
-		return "needs you to sign in"
-	case mcp.StateConnecting:
-		return "connecting"
-	case mcp.StateConnected:
-		return "connected"
-	case mcp.StateBackoff:
-		return "waiting to retry"
-	case mcp.StateFailed:
-		return "failed"
-	case mcp.StateDisabled:
-		return "disabled"
-	}
-	return strings.ReplaceAll(string(st), "-", " ")
 }
 
 // trustShort is the trust level in a few words, for the server's one line; the card's details

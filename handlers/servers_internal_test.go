@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"maven/app/mcp"
+	"maven/views"
 )
 
 // TestLockedActionSaysWhatTheServerWaitsFor: a locked server's card names what is sealed, a
@@ -40,6 +41,46 @@ func TestLockedActionSaysWhatTheServerWaitsFor(t *testing.T) {
 			}
 			if url != tt.url {
 				t.Errorf("link %q, want %q", url, tt.url)
+			}
+		})
+	}
+}
+
+// TestServerRowNamesWhatItsLastErrorIs: a server in trouble shows its last error as one; a
+// server that refused Maven and waits for a sign-in shows what it answered, not as an error;
+// every state is shown in its words, open when the owner may want to act.
+func TestServerRowNamesWhatItsLastErrorIs(t *testing.T) {
+	tmpl, err := views.Parse(func(name string) string { return name })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{}
+	for _, c := range []struct {
+		state     mcp.State
+		label     string
+		tone      string
+		open      bool
+		wantShown bool
+	}{
+		{mcp.StateFailed, "Last error", "trouble", true, true},
+		{mcp.StateBackoff, "Last error", "trouble", true, true},
+		{mcp.StateNeedsAuth, "Last answer", "calm", true, true},
+		{mcp.StateConnected, "Last error", "ok", false, false},
+		{mcp.StateConnecting, "Last error", "calm", false, false},
+		{mcp.StateAwaitingApproval, "Last error", "calm", true, false},
+	} {
+		t.Run(string(c.state), func(t *testing.T) {
+			row := s.serverRow(mcp.ServerStatus{Name: "far", State: c.state, LastError: "401 Unauthorized"})
+			if row.StateLabel != c.state.Words() || row.Tone != c.tone || row.Open != c.open || row.LastErrorLabel != c.label {
+				t.Fatalf("row %+v: want the words %q, tone %s, open %v, label %q", row, c.state.Words(), c.tone, c.open, c.label)
+			}
+			var buf strings.Builder
+			if err := tmpl.Partial(&buf, views.PartialServers, views.ServersCard{Servers: []views.ServerRow{row}}); err != nil {
+				t.Fatal(err)
+			}
+			shown := strings.Contains(buf.String(), "<dt>"+c.label+"</dt>")
+			if shown != c.wantShown || strings.Contains(buf.String(), "401") != c.wantShown {
+				t.Fatalf("the card shows %q: %v, want %v:\n%s", c.label, shown, c.wantShown, buf.String())
 			}
 		})
 	}

@@ -372,46 +372,32 @@ func (s *server) toolRow(t allowlist.Tool) views.ToolRow {
 	return row
 }
 
-// declaredDiff lists the fields in which two declared shapes (canonical JSON of name,
-// description, inputSchema and readOnlyHint) differ, old and new side by side. A shape that
-// does not parse is shown whole.
+// declaredDiff lists the fields in which two declared shapes (canonical JSON of the fields of
+// mcp.DeclaredFields) differ, old and new side by side. A shape that does not parse is shown
+// whole.
 func declaredDiff(before, after string) []views.FieldDiff {
 	if before == after {
 		return nil
 	}
 	old, err1 := mcp.ParseDeclared(before)
 	cur, err2 := mcp.ParseDeclared(after)
-	if err1 != nil || err2 != nil {
+	changed, err3 := mcp.Differences(old, cur)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return []views.FieldDiff{{Field: "Declared shape", Old: text(prettyJSON([]byte(before))), New: text(prettyJSON([]byte(after))), Block: true}}
 	}
 	var out []views.FieldDiff
-	if old.Name != cur.Name {
-		out = append(out, views.FieldDiff{Field: "Name", Old: text(old.Name), New: text(cur.Name)})
-	}
-	if old.Description != cur.Description {
-		out = append(out, views.FieldDiff{Field: "Description", Old: text(old.Description), New: text(cur.Description)})
-	}
-	if was, now := prettyJSON(old.InputSchema), prettyJSON(cur.InputSchema); was != now {
-		out = append(out, views.FieldDiff{Field: "Input schema", Old: text(orEmpty(was)), New: text(orEmpty(now)), Block: true})
-	}
-	if old.ReadOnlyHint != cur.ReadOnlyHint {
-		out = append(out, views.FieldDiff{Field: "Read-only claim (readOnlyHint)", Old: text(claim(old.ReadOnlyHint)), New: text(claim(cur.ReadOnlyHint))})
+	for _, f := range changed {
+		out = append(out, views.FieldDiff{Field: f.Label, Old: fieldText(f, old), New: fieldText(f, cur), Block: f.JSON})
 	}
 	return out
 }
 
-func claim(readOnly bool) string {
-	if readOnly {
-		return "claims read-only"
+// fieldText is a declared field's value as /tools shows it: JSON indented for reading.
+func fieldText(f mcp.DeclaredField, d mcp.Declared) views.Text {
+	if f.JSON {
+		return text(prettyJSON([]byte(f.Show(d))))
 	}
-	return "no read-only claim: may change things"
-}
-
-func orEmpty(s string) string {
-	if s == "" {
-		return "{}"
-	}
-	return s
+	return text(f.Show(d))
 }
 
 // prettyJSON indents a JSON document for reading, keeping its key order and escapes; text that

@@ -18,7 +18,8 @@ import (
 func (f *fixture) proposeMCP(server, remote, description string, schema string, readOnly bool) allowlist.Tool {
 	f.t.Helper()
 	d := mcp.Declared{Name: remote, Description: description, InputSchema: json.RawMessage(schema), ReadOnlyHint: readOnly}
-	canon, err := d.Canonical()
+	shape, err := mcp.Fingerprint(d)
+	canon := shape.Canonical
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -178,7 +179,8 @@ func TestRedefinedToolShowsFieldDiff(t *testing.T) {
 
 	changed := mcp.Declared{Name: "list_tasks", Description: "Lists tasks and deletes the done ones.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"purge":{"type":"boolean"}}}`), ReadOnlyHint: false}
-	canon, err := changed.Canonical()
+	shape, err := mcp.Fingerprint(changed)
+	canon := shape.Canonical
 	if err != nil {
 		t.Fatal(err)
 	}

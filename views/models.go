@@ -303,14 +303,17 @@ type ServerRow struct {
 	Action      string
 	ActionURL   string
 	ActionLabel string
-	LastError   Text // written by the far end: hidden characters spelled out; only in trouble
-	Since       Time
-	Tools       int
-	Trust       string
-	TrustText   string
-	TrustShort  string
-	Pending     *PendingCommand // the command line it waits for the owner to approve
-	SignIn      *SignIn         // what it asks the owner to sign in for, with the Sign in button
+	// LastError is written by the far end: hidden characters spelled out. Only in trouble, or
+	// what a server that refused Maven answered; LastErrorLabel names it so.
+	LastError      Text
+	LastErrorLabel string
+	Since          Time
+	Tools          int
+	Trust          string
+	TrustText      string
+	TrustShort     string
+	Pending        *PendingCommand // the command line it waits for the owner to approve
+	SignIn         *SignIn         // what it asks the owner to sign in for, with the Sign in button
 
 	// LastStderr is what a stdio server that exited last wrote on stderr, a line each.
 	LastStderr []Text

@@ -10,7 +10,8 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
-	"path"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -46,6 +47,32 @@ const (
 	PartialActivityList = "activity/_list"
 )
 
+// layout is the template every page is rendered in, around the page's "content".
+const layout = "layout"
+
+// models is every template but the layout, by name, with the zero value of the view model it
+// is rendered with: a page by its file's name under pages/ ("tools"), a partial by its path
+// ("tools/_row"). Parse refuses a template missing here and an entry without its template, and
+// TestEveryTemplateRendersItsZeroModel renders each one (docs/style.md#enumerations).
+func models() map[string]any {
+	return map[string]any{
+		PageTools: ToolsPage{}, PagePasskeys: PasskeysPage{}, PageSetup: SetupPage{}, PageLogin: LoginPage{},
+		PageError: ErrorPage{}, PageUnlock: UnlockPage{}, PageSecrets: SecretsPage{}, PageActivity: ActivityPage{},
+		PageWrongHost: WrongHostPage{}, PageConsent: ConsentPage{}, PageClients: ClientsPage{},
+
+		PartialToolList: ToolList{}, PartialToolRow: ToolRow{}, PartialToolChanged: RowChange{},
+		PartialServers: ServersCard{}, PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{},
+		PartialSecrets: SecretsCard{}, PartialRecovery: RecoveryCard{}, PartialActivityList: ActivityList{},
+		PartialClientList: ClientList{},
+
+		// The partials only other templates include.
+		"shared/_origin_check": Reach{}, "shared/_reach_fix": Reach{}, "shared/_prf": nil, // _prf reads nothing
+		"shared/_text": Text{}, "shared/_time": Time{},
+		"tools/_config": ConfigNotes{}, "tools/_config_problem": ConfigProblem{}, "tools/_filters": Filters{},
+		"tools/_start": ConfigInfo{}, "tools/_voice": ToolRow{},
+	}
+}
+
 // Templates are the parsed pages and partials.
 type Templates struct {
 	partials *template.Template
@@ -53,53 +80,69 @@ type Templates struct {
 }
 
 // Parse parses every template. asset maps a static file name to its URL. A template that fails
-// to parse, or a page or partial named above that does not exist, is an error: the daemon does
-// not start with a broken view.
+// to parse, a template models does not name, and a name in models without its template are
+// errors: the daemon does not start with a broken view.
 func Parse(asset func(name string) string) (*Templates, error) {
+	root, err := fs.Sub(files, "templates")
+	if err != nil {
+		return nil, fmt.Errorf("views: %w", err)
+	}
+	return parse(root, models(), asset)
+}
+
+// parse parses the templates in fsys, which must be exactly those models names and the layout.
+func parse(fsys fs.FS, models map[string]any, asset func(name string) string) (*Templates, error) {
 	base := template.New("").Funcs(template.FuncMap{"asset": asset})
-	var pageFiles []string
-	err := fs.WalkDir(files, "templates", func(p string, d fs.DirEntry, err error) error {
+	pageFiles := map[string]string{} // page name → file
+	found := map[string]bool{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
-		if strings.HasPrefix(name, "pages/") {
-			pageFiles = append(pageFiles, p)
+		name := strings.TrimSuffix(p, ".html")
+		page, isPage := strings.CutPrefix(name, "pages/")
+		if isPage {
+			name = page
+		}
+		if _, ok := models[name]; !ok && name != layout {
+			return fmt.Errorf("views: %s has no entry in models (views.go): add %q with the zero value of its view model", p, name)
+		}
+		found[name] = true
+		if isPage {
+			pageFiles[name] = p
 			return nil
 		}
-		return parseFile(base, name, p)
+		return parseFile(fsys, base, name, p)
 	})
 	if err != nil {
 		return nil, err
 	}
+	if !found[layout] {
+		return nil, fmt.Errorf("views: template %q is missing", layout)
+	}
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		if !found[name] {
+			return nil, fmt.Errorf("views: models names %q, which has no template", name)
+		}
+	}
 	t := &Templates{partials: base, pages: map[string]*template.Template{}}
-	for _, p := range pageFiles {
+	for name, p := range pageFiles {
 		page, err := base.Clone()
 		if err != nil {
 			return nil, fmt.Errorf("views: %w", err)
 		}
-		if err := parseFile(page, "content", p); err != nil {
+		if err := parseFile(fsys, page, "content", p); err != nil {
 			return nil, err
 		}
-		t.pages[path.Base(strings.TrimSuffix(p, ".html"))] = page
-	}
-	for _, name := range []string{PageTools, PagePasskeys, PageSetup, PageLogin, PageError, PageUnlock, PageSecrets, PageWrongHost, PageActivity, PageConsent, PageClients} {
-		if t.pages[name] == nil {
-			return nil, fmt.Errorf("views: page %q is missing", name)
-		}
-	}
-	for _, name := range []string{"layout", PartialToolList, PartialToolRow, PartialToolChanged, PartialServers, PartialPasskeyList, PartialFlash, PartialSecrets, PartialRecovery, PartialActivityList, PartialClientList} {
-		if base.Lookup(name) == nil {
-			return nil, fmt.Errorf("views: template %q is missing", name)
-		}
+		t.pages[name] = page
 	}
 	return t, nil
 }
 
 // parseFile adds the file at p to t under name. The final newline is dropped, so a partial
 // rendered inside preformatted text adds no blank line.
-func parseFile(t *template.Template, name, p string) error {
-	b, err := files.ReadFile(p)
+func parseFile(fsys fs.FS, t *template.Template, name, p string) error {
+	b, err := fs.ReadFile(fsys, p)
 	if err != nil {
 		return fmt.Errorf("views: %w", err)
 	}
@@ -115,7 +158,7 @@ func (t *Templates) Page(w io.Writer, name string, data any) error {
 	if !ok {
 		return fmt.Errorf("views: no page %q", name)
 	}
-	return page.ExecuteTemplate(w, "layout", data)
+	return page.ExecuteTemplate(w, layout, data)
 }
 
 // Partial renders the partial name with data.

@@ -16,6 +16,7 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
+	"maven/app/mcp"
 	"maven/db"
 	"maven/internal/testkit/testclock"
 	"maven/internal/testkit/testdb"
@@ -222,8 +223,10 @@ func TestWatchServersRecordsChangesNotRetries(t *testing.T) {
 		close(done)
 	}()
 	changes <- struct{}{} // taken once the watcher read the states it starts from
-	for _, st := range []string{"connected", "backoff", "connecting", "backoff", "connected", "connected"} {
-		states <- []activity.ServerState{{Name: "vikunja", State: st, LastError: "refused"}}
+	// The states as startActivity gives them (cmd/maven/activity.go): recorded, so the retries
+	// of a server that is down are one state.
+	for _, st := range []mcp.State{mcp.StateConnected, mcp.StateBackoff, mcp.StateConnecting, mcp.StateBackoff, mcp.StateConnected, mcp.StateConnected} {
+		states <- []activity.ServerState{{Name: "vikunja", State: string(st.Recorded()), LastError: "refused"}}
 		changes <- struct{}{}
 	}
 	changes <- struct{}{} // the watcher has read every state before it takes this one

@@ -47,19 +47,20 @@ func (r *LockRecorder) Set(locked bool) {
 
 // ServerState is one MCP server's state as the feed records it.
 type ServerState struct {
-	Name      string
-	State     string // as mcp.ServerStatus says it
+	Name string
+	// State is the server's state as the feed records it (mcp.State.Recorded): a redial's
+	// backoff reads as connecting, so a dead endpoint adds an entry when it goes down and when
+	// it comes back, not one per retry.
+	State     string
 	LastError string
 }
 
 // WatchServers records servers' state changes until ctx is done: it reads snapshot after every
-// receive on changes. Redials of a server that is down (connecting ⇄ backoff) are one state,
-// "connecting", so a dead endpoint adds an entry when it goes down and when it comes back, not
-// one per retry.
+// receive on changes, and records each server whose state differs from the last it recorded.
 func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapshot func() []ServerState, logger *slog.Logger) {
 	last := map[string]string{}
 	for _, s := range snapshot() {
-		last[s.Name] = collapse(s.State)
+		last[s.Name] = s.State
 	}
 	for {
 		select {
@@ -68,7 +69,7 @@ func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapsho
 		case <-changes:
 		}
 		for _, s := range snapshot() {
-			now := collapse(s.State)
+			now := s.State
 			if was, ok := last[s.Name]; ok && was == now {
 				continue
 			}
@@ -82,12 +83,4 @@ func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapsho
 			}
 		}
 	}
-}
-
-// collapse reads a redial's backoff as part of connecting.
-func collapse(state string) string {
-	if state == "backoff" {
-		return "connecting"
-	}
-	return state
 }

@@ -3,6 +3,8 @@ package clients
 import (
 	"errors"
 	"time"
+
+	"maven/internal/enum"
 )
 
 // Kind is how a client authenticates.
@@ -18,18 +20,22 @@ const (
 	KindMetadata Kind = "metadata"
 )
 
-// Kinds returns every kind of client.
-func Kinds() []Kind { return []Kind{KindStatic, KindRegistered, KindMetadata} }
+// kinds is every kind, in the order the docs list them, with the words /clients and `maven
+// client list` say of it (docs/style.md#enumerations).
+var kinds = enum.Table[Kind, string]{
+	{Member: KindStatic, Said: "static token"},
+	{Member: KindRegistered, Said: "registered itself"},
+	{Member: KindMetadata, Said: "client metadata document"},
+}
 
-// Words says how a client of kind k authenticates, as /clients and `maven client list` say it.
+// Kinds returns every kind of client.
+func Kinds() []Kind { return kinds.Members() }
+
+// Words say how a client of kind k authenticates; a kind this daemon does not know reads as
+// its name.
 func (k Kind) Words() string {
-	switch k {
-	case KindStatic:
-		return "static token"
-	case KindRegistered:
-		return "registered itself"
-	case KindMetadata:
-		return "client metadata document"
+	if w, ok := kinds.Of(k); ok {
+		return w
 	}
 	return string(k)
 }
@@ -50,18 +56,21 @@ const (
 	StateRevoked State = "revoked"
 )
 
-// States returns every client state, in the order /clients groups them.
-func States() []State { return []State{StateApproved, StatePending, StateRevoked} }
+// states is every state, in the order /clients groups them, with the words /clients and
+// `maven client list` say of it (docs/style.md#enumerations).
+var states = enum.Table[State, string]{
+	{Member: StateApproved, Said: "approved"},
+	{Member: StatePending, Said: "waiting for your consent"},
+	{Member: StateRevoked, Said: "revoked"},
+}
 
-// Words says what state s means, as /clients and `maven client list` say it.
+// States returns every client state.
+func States() []State { return states.Members() }
+
+// Words say what state s means; a state this daemon does not know reads as its name.
 func (s State) Words() string {
-	switch s {
-	case StatePending:
-		return "waiting for your consent"
-	case StateApproved:
-		return "approved"
-	case StateRevoked:
-		return "revoked"
+	if w, ok := states.Of(s); ok {
+		return w
 	}
 	return string(s)
 }

@@ -63,26 +63,6 @@ func (f *fixture) actions(t *testing.T) []string {
 	return out
 }
 
-// TestStatesAndKindsHaveWords: every client state and kind says what it means in words of its
-// own, which /clients and `maven client list` show.
-func TestStatesAndKindsHaveWords(t *testing.T) {
-	seen := map[string]bool{}
-	for _, s := range clients.States() {
-		w := s.Words()
-		if w == "" || w == string(s) && s != clients.StateApproved && s != clients.StateRevoked || seen[w] {
-			t.Errorf("state %q says %q", s, w)
-		}
-		seen[w] = true
-	}
-	for _, k := range clients.Kinds() {
-		w := k.Words()
-		if w == "" || w == string(k) || seen[w] {
-			t.Errorf("kind %q says %q", k, w)
-		}
-		seen[w] = true
-	}
-}
-
 // TestStaticTokenIsShownOnceAndStoredHashed: `maven client add` issues an opaque token of 256
 // random bits, kept only as its SHA-256; it opens Maven's MCP server at every configured origin
 // and nothing else, until revoked; a name comes back after a revocation with a new token.

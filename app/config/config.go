@@ -91,12 +91,9 @@ func Default() Config {
 	}
 }
 
-// Parse decodes and validates a config document, reading ${VAR} from the process's
-// environment; keys it leaves out take their defaults. The error is Errors: every problem of the
-// document, each an *Error naming the key at fault.
-func Parse(data []byte) (Config, error) { return ParseEnv(data, os.Getenv) }
-
-// ParseEnv is Parse reading ${VAR} through getenv.
+// ParseEnv decodes and validates a config document, reading ${VAR} through getenv; keys it
+// leaves out take their defaults. The error is Errors: every problem of the document, each an
+// *Error naming the key at fault.
 func ParseEnv(data []byte, getenv func(string) string) (Config, error) {
 	d := &decoder{getenv: getenv}
 	cfg, ok := d.decode(data)

@@ -11,3 +11,15 @@ func NameSuffix(server, tool string) string { return nameSuffix(server, tool, na
 func BindPositional(row allowlist.Tool, allowed bool, tail string) (map[string]any, error) {
 	return NewPositional(row, allowed).Bind(tail)
 }
+
+// Canonical returns d's canonical form (see Fingerprint).
+func (d Declared) Canonical() (string, error) {
+	shape, err := Fingerprint(d)
+	return shape.Canonical, err
+}
+
+// SetChurnBudget replaces the default budget; zero fields keep their defaults. Call it before
+// the manager runs.
+func (r *ToolReconciler) SetChurnBudget(b ChurnBudget) {
+	r.budget = b.withDefaults()
+}

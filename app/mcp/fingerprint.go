@@ -20,6 +20,68 @@ type Declared struct {
 	ReadOnlyHint bool
 }
 
+// DeclaredField is one field of a declared shape: its key in the canonical form, what /tools
+// calls it, and how its value is written and shown.
+type DeclaredField struct {
+	Key   string // in the canonical form: "inputSchema"
+	Label string // on /tools: "Input schema"
+	// JSON: its value is JSON (Show gives it in canonical form), shown as a block.
+	JSON bool
+	// identifies: the tool is known by it, so it is named first, and a row found by it has it.
+	identifies bool
+	// write writes its value in canonical form; d's schema is canonical already.
+	write func(out *bytes.Buffer, d Declared)
+	// show is its value for the owner to read.
+	show func(d Declared) string
+}
+
+// Show is f's value in d for the owner to read; a JSON value in canonical form ({} for no
+// schema), or as it is if it cannot be.
+func (f DeclaredField) Show(d Declared) string { return f.show(d) }
+
+// declaredFields are the fields a fingerprint covers, in JCS order (RFC 8785: keys sorted by
+// their UTF-16 code units; TestDeclaredFieldsAreInJCSOrder checks it): the canonical writer,
+// ChangedFields, the /tools diff and the reconcile's comparison all read this table.
+var declaredFields = [...]DeclaredField{
+	{Key: "description", Label: "Description",
+		write: func(out *bytes.Buffer, d Declared) { jcsWriteString(out, d.Description) },
+		show:  func(d Declared) string { return d.Description }},
+	{Key: "inputSchema", Label: "Input schema", JSON: true,
+		write: func(out *bytes.Buffer, d Declared) { out.Write(d.InputSchema) },
+		show: func(d Declared) string {
+			schema, err := canonicalSchema(d.InputSchema)
+			if err != nil {
+				return string(d.InputSchema)
+			}
+			return string(schema)
+		}},
+	{Key: "name", Label: "Name", identifies: true,
+		write: func(out *bytes.Buffer, d Declared) { jcsWriteString(out, d.Name) },
+		show:  func(d Declared) string { return d.Name }},
+	{Key: "readOnlyHint", Label: "Read-only claim (readOnlyHint)",
+		write: func(out *bytes.Buffer, d Declared) { out.WriteString(strconv.FormatBool(d.ReadOnlyHint)) },
+		show: func(d Declared) string {
+			if d.ReadOnlyHint {
+				return "claims read-only"
+			}
+			return "no read-only claim: may change things"
+		}},
+}
+
+// DeclaredFields returns the fields of a declared shape in the order the owner is told of them:
+// the name, then the others in canonical order.
+func DeclaredFields() []DeclaredField {
+	out := make([]DeclaredField, 0, len(declaredFields))
+	for _, identifies := range []bool{true, false} {
+		for _, f := range declaredFields {
+			if f.identifies == identifies {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // Shape is a declared shape in canonical form, with its fingerprint (docs/design.md#rule-7).
 type Shape struct {
 	// Declared is the shape as declared, its InputSchema in canonical form ({} when absent).
@@ -48,25 +110,19 @@ func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
 	}
 	d.InputSchema = schema
 	var out bytes.Buffer
-	// Keys are written in JCS order by hand: the four names are ASCII and fixed, and the schema
-	// is canonical already.
-	out.WriteString(`{"description":`)
-	jcsWriteString(&out, d.Description)
-	out.WriteString(`,"inputSchema":`)
-	out.Write(schema)
-	out.WriteString(`,"name":`)
-	jcsWriteString(&out, d.Name)
-	out.WriteString(`,"readOnlyHint":`)
-	out.WriteString(strconv.FormatBool(d.ReadOnlyHint))
+	// The fields are in JCS order already, their keys ASCII, and the schema canonical.
+	out.WriteByte('{')
+	for i, f := range declaredFields {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		jcsWriteString(&out, f.Key)
+		out.WriteByte(':')
+		f.write(&out, d)
+	}
 	out.WriteByte('}')
 	sum := sha256.Sum256(out.Bytes())
 	return Shape{Declared: d, Canonical: out.String(), Fingerprint: "sha256:" + hex.EncodeToString(sum[:])}, nil
-}
-
-// Canonical returns d's canonical form (see Fingerprint).
-func (d Declared) Canonical() (string, error) {
-	shape, err := Fingerprint(d)
-	return shape.Canonical, err
 }
 
 func canonicalSchema(raw json.RawMessage) ([]byte, error) {
@@ -104,10 +160,22 @@ func ParseDeclared(canonical string) (Declared, error) {
 	return d, nil
 }
 
-// ChangedFields names the fields in which two declared shapes differ, in the order name,
-// description, inputSchema, readOnlyHint. Schemas are compared in canonical form, so key order
-// and whitespace never count as a change. It returns nil when nothing changed.
+// ChangedFields names the fields in which two declared shapes differ, in the order of
+// DeclaredFields: name, description, inputSchema, readOnlyHint. Schemas are compared in
+// canonical form, so key order and whitespace never count as a change. It returns nil when
+// nothing changed.
 func ChangedFields(old, cur Declared) ([]string, error) {
+	fields, err := Differences(old, cur)
+	var changed []string
+	for _, f := range fields {
+		changed = append(changed, f.Key)
+	}
+	return changed, err
+}
+
+// Differences returns the fields in which two declared shapes differ, as ChangedFields names
+// them.
+func Differences(old, cur Declared) ([]DeclaredField, error) {
 	oldSchema, err := canonicalSchema(old.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("old inputSchema: %w", err)
@@ -116,18 +184,18 @@ func ChangedFields(old, cur Declared) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new inputSchema: %w", err)
 	}
-	var changed []string
-	if old.Name != cur.Name {
-		changed = append(changed, "name")
-	}
-	if old.Description != cur.Description {
-		changed = append(changed, "description")
-	}
-	if !bytes.Equal(oldSchema, curSchema) {
-		changed = append(changed, "inputSchema")
-	}
-	if old.ReadOnlyHint != cur.ReadOnlyHint {
-		changed = append(changed, "readOnlyHint")
+	old.InputSchema, cur.InputSchema = oldSchema, curSchema
+	var changed []DeclaredField
+	var was, now bytes.Buffer
+	for _, f := range DeclaredFields() {
+		// A field's canonical form differs exactly when its value does.
+		was.Reset()
+		now.Reset()
+		f.write(&was, old)
+		f.write(&now, cur)
+		if !bytes.Equal(was.Bytes(), now.Bytes()) {
+			changed = append(changed, f)
+		}
 	}
 	return changed, nil
 }

@@ -47,12 +47,6 @@ func (r *ToolReconciler) OnReconcile(fn func(server string, took time.Duration))
 	r.onReconcile = fn
 }
 
-// SetChurnBudget replaces the default budget; zero fields keep their defaults. Call it before
-// the manager runs.
-func (r *ToolReconciler) SetChurnBudget(b ChurnBudget) {
-	r.budget = b.withDefaults()
-}
-
 // Refused returns what the last refresh of server refused.
 func (r *ToolReconciler) Refused(server string) []Refusal {
 	r.mu.Lock()
@@ -100,7 +94,7 @@ func (r *ToolReconciler) Reconcile(ctx context.Context, server string, tools []*
 
 	var trip *ChurnError
 	err := r.allowlist.Update(ctx, func(tx *allowlist.Tx) error {
-		rows, err := tx.Store().ListTools(ctx, allowlist.Filter{Scope: allowlist.MCPScope(server)})
+		rows, err := tx.List(ctx, allowlist.Filter{Scope: allowlist.MCPScope(server)})
 		if err != nil {
 			return err
 		}
@@ -267,7 +261,7 @@ func (r *ToolReconciler) proposeAll(ctx context.Context, tx *allowlist.Tx, c *ch
 	for i, p := range c.propose {
 		first[i] = LocalName(c.server, p.lt.Declared.Name, nil)
 	}
-	held, err := tx.Store().TakenNames(ctx, first)
+	held, err := tx.TakenNames(ctx, first)
 	if err != nil {
 		return err
 	}
@@ -280,8 +274,8 @@ func (r *ToolReconciler) proposeAll(ctx context.Context, tx *allowlist.Tx, c *ch
 			return t
 		}
 		// A suffixed name after a collision: rare enough to ask for on its own.
-		_, err := tx.Store().FindByName(ctx, name)
-		return err == nil
+		held, err := tx.TakenNames(ctx, []string{name})
+		return err == nil && held[name]
 	}
 	ps := make([]allowlist.Proposal, len(c.propose))
 	for i, p := range c.propose {
@@ -344,7 +338,14 @@ func (r *ToolReconciler) redeclare(ctx context.Context, tx *allowlist.Tx, c *cha
 func changedSince(row allowlist.Tool, cur Declared) []string {
 	old, err := ParseDeclared(row.Declared)
 	if err != nil {
-		return []string{"description", "inputSchema", "readOnlyHint"}
+		// Every field may have changed, but the one the row was found by.
+		var all []string
+		for _, f := range DeclaredFields() {
+			if !f.identifies {
+				all = append(all, f.Key)
+			}
+		}
+		return all
 	}
 	changed, err := ChangedFields(old, cur)
 	if err != nil || len(changed) == 0 {

@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"strings"
 	"time"
 
 	"maven/app/oauth"
+	"maven/internal/enum"
 )
 
 // State is where a server's connection stands (docs/design.md#rule-14).
@@ -25,9 +27,60 @@ const (
 	StateDisabled   State = "disabled"   // "disabled": true in the config; never dialled
 )
 
+// stateWords is what is said of a state.
+type stateWords struct {
+	// words are what the servers card and `maven status` say of it.
+	words string
+	// needsOwner: the owner has something to do (approve it, sign in to it, unlock Maven or set
+	// a secret), and nothing is wrong with it.
+	needsOwner bool
+	// trouble: it failed, and is shown with its last error.
+	trouble bool
+}
+
+// states is every state, in the order of counts and gauges, with what is said of it beside it.
+// A state is added here, or TestEveryStateHasItsWords fails (docs/style.md#enumerations).
+var states = enum.Table[State, stateWords]{
+	{Member: StateLocked, Said: stateWords{words: "locked", needsOwner: true}},
+	{Member: StateAwaitingApproval, Said: stateWords{words: "awaiting your approval", needsOwner: true}},
+	{Member: StateNeedsAuth, Said: stateWords{words: "needs you to sign in", needsOwner: true}},
+	{Member: StateConnecting, Said: stateWords{words: "connecting"}},
+	{Member: StateConnected, Said: stateWords{words: "connected"}},
+	{Member: StateBackoff, Said: stateWords{words: "waiting to retry", trouble: true}},
+	{Member: StateFailed, Said: stateWords{words: "failed", trouble: true}},
+	{Member: StateDisabled, Said: stateWords{words: "disabled"}},
+}
+
 // States returns every server state in one order, for counts and gauges.
-func States() []State {
-	return []State{StateLocked, StateAwaitingApproval, StateNeedsAuth, StateConnecting, StateConnected, StateBackoff, StateFailed, StateDisabled}
+func States() []State { return states.Members() }
+
+// said is what is said of s; a state this daemon does not know (a newer daemon's, read from
+// its status) reads as its name, and neither needs the owner nor is trouble.
+func (s State) said() stateWords {
+	if said, ok := states.Of(s); ok {
+		return said
+	}
+	return stateWords{words: strings.ReplaceAll(string(s), "-", " ")}
+}
+
+// Words are what the owner is told of the state: "waiting to retry".
+func (s State) Words() string { return s.said().words }
+
+// NeedsOwner reports whether the server waits for the owner to do something (approve its
+// command line, sign in to it, unlock Maven, set a secret) while nothing is wrong with it.
+func (s State) NeedsOwner() bool { return s.said().needsOwner }
+
+// Trouble reports whether the state is a failure, which the owner is shown with its last error.
+func (s State) Trouble() bool { return s.said().trouble }
+
+// Recorded is the state as the activity feed records it: a redial's backoff is part of
+// connecting, so a server that is down adds an entry when it goes down and when it comes back,
+// not one per retry.
+func (s State) Recorded() State {
+	if s == StateBackoff {
+		return StateConnecting
+	}
+	return s
 }
 
 // ServerStatus is what the owner is shown about one server (docs/design.md#rule-14).

@@ -23,6 +23,7 @@ import (
 	"maven/app/mcp"
 	"maven/app/phrases"
 	"maven/app/runner"
+	"maven/internal/enum"
 )
 
 // Outcome is the kind of answer a turn got; the values are part of the webhook contract.
@@ -42,11 +43,33 @@ const (
 	OutcomeHelp      Outcome = "help" // "what can I say": the tools and how to say them
 )
 
+// outcomes is every outcome, in the order of the webhook contract (docs/design.md#http), with
+// its words: what the activity feed and its filter say of it. An outcome is added here, or
+// TestEveryOutcomeHasItsWords fails (docs/style.md#enumerations).
+var outcomes = enum.Table[Outcome, string]{
+	{Member: OutcomeRan, Said: "ran"},
+	{Member: OutcomeConfirm, Said: "asked to confirm"},
+	{Member: OutcomeCancelled, Said: "cancelled"},
+	{Member: OutcomeRefused, Said: "refused"},
+	{Member: OutcomeNeedsArgs, Said: "needs arguments"},
+	{Member: OutcomeNoMatch, Said: "matched nothing"},
+	{Member: OutcomeLocked, Said: "locked"},
+	{Member: OutcomeError, Said: "failed"},
+	{Member: OutcomeHelp, Said: "said what to say"},
+	{Member: OutcomeAsk, Said: "asked for a value"},
+}
+
 // Outcomes returns every outcome, in the order of the webhook contract (docs/design.md#http):
 // what a filter on outcomes may name.
-func Outcomes() []Outcome {
-	return []Outcome{OutcomeRan, OutcomeConfirm, OutcomeCancelled, OutcomeRefused, OutcomeNeedsArgs,
-		OutcomeNoMatch, OutcomeLocked, OutcomeError, OutcomeHelp, OutcomeAsk}
+func Outcomes() []Outcome { return outcomes.Members() }
+
+// Words are what the owner is told of the outcome: "asked to confirm". An outcome this daemon
+// does not know reads as it is recorded.
+func (o Outcome) Words() string {
+	if words, ok := outcomes.Of(o); ok {
+		return words
+	}
+	return string(o)
 }
 
 // Request is one utterance.

@@ -18,7 +18,7 @@ func startActivity(ctx context.Context, feed *activity.Log, gate *vault.Gate, ma
 	go feed.WatchServers(ctx, manager.Changes(), func() []activity.ServerState {
 		var out []activity.ServerState
 		for _, s := range manager.Status() {
-			out = append(out, activity.ServerState{Name: s.Name, State: string(s.State), LastError: s.LastError})
+			out = append(out, activity.ServerState{Name: s.Name, State: string(s.State.Recorded()), LastError: s.LastError})
 		}
 		return out
 	}, logger)

@@ -28,7 +28,10 @@ func TestWithdrawnMCPNameDoesNotBlockBoot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Withdraw(ctx, row.ID, "discovery", "the server stopped listing it"); err != nil {
+		if err := svc.Update(ctx, func(tx *allowlist.Tx) error {
+			_, err := tx.Withdraw(ctx, row.ID, "discovery", "the server stopped listing it")
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 	})

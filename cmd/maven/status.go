@@ -36,8 +36,8 @@ type statusResult struct {
 	AwaitingApproval []awaitingServer `json:"awaiting_approval"`
 	// NeedsAuth names the servers that want the owner to sign in to them (state needs-auth).
 	NeedsAuth []string `json:"needs_auth"`
-	// FailedServers are the servers that failed (state failed) or wait to retry after a
-	// failure (backoff), with why.
+	// FailedServers are the servers in trouble (mcp.State.Trouble: they failed, or wait to
+	// retry after a failure), with why.
 	FailedServers []failedServer `json:"failed_servers"`
 }
 
@@ -52,7 +52,7 @@ type awaitingServer struct {
 // failedServer is a server that cannot be used now, and why.
 type failedServer struct {
 	Name   string    `json:"name"`
-	State  string    `json:"state"` // "failed" or "backoff"
+	State  string    `json:"state"` // a state in trouble: mcp.StateFailed or mcp.StateBackoff
 	Reason string    `json:"reason"`
 	Since  time.Time `json:"since"`
 }
@@ -90,12 +90,12 @@ func serversNeedingAttention(statuses []mcp.ServerStatus, pending []approval.Pen
 		command[p.Server] = p.Display // oldest first: a server's newest pending line wins
 	}
 	for _, s := range statuses {
-		switch s.State {
-		case mcp.StateAwaitingApproval:
+		switch {
+		case s.State == mcp.StateAwaitingApproval:
 			awaiting = append(awaiting, awaitingServer{Server: s.Name, Command: command[s.Name]})
-		case mcp.StateNeedsAuth:
+		case s.State == mcp.StateNeedsAuth:
 			needsAuth = append(needsAuth, s.Name)
-		case mcp.StateFailed, mcp.StateBackoff:
+		case s.State.Trouble():
 			failed = append(failed, failedServer{Name: s.Name, State: string(s.State), Reason: s.LastError, Since: s.Since.UTC()})
 		}
 	}
@@ -137,17 +137,13 @@ func printStatus(w io.Writer, st statusResult) {
 		if line == "" {
 			line = "(not recorded yet)"
 		}
-		fmt.Fprintf(w, "awaiting your approval on /tools: %s: %s\n", oneLine(a.Server), oneLine(line))
+		fmt.Fprintf(w, "%s on /tools: %s: %s\n", mcp.StateAwaitingApproval.Words(), oneLine(a.Server), oneLine(line))
 	}
 	if len(st.NeedsAuth) > 0 {
-		fmt.Fprintf(w, "needs you to sign in on /tools: %s\n", oneLine(strings.Join(st.NeedsAuth, ", ")))
+		fmt.Fprintf(w, "%s on /tools: %s\n", mcp.StateNeedsAuth.Words(), oneLine(strings.Join(st.NeedsAuth, ", ")))
 	}
 	for _, s := range st.FailedServers {
-		what := "failed"
-		if s.State == string(mcp.StateBackoff) {
-			what = "waiting to retry"
-		}
-		fmt.Fprintf(w, "server %s %s: %s\n", oneLine(s.Name), what, oneLine(s.Reason))
+		fmt.Fprintf(w, "server %s %s: %s\n", oneLine(s.Name), mcp.State(s.State).Words(), oneLine(s.Reason))
 	}
 	for _, p := range st.ConfigProblems {
 		fmt.Fprintf(w, "config %s: %s\n", p.Level, problemLine(p))
