@@ -361,6 +361,13 @@ func TestAuthorizationRequestsRefusedBeforeTheOwner(t *testing.T) {
 			t.Errorf("%s: %d to %s", name, rec.Code, to)
 		}
 	}
+	// A client named by a document on a private address is never fetched, nor asked about.
+	for _, doc := range []string{"https://127.0.0.1/client.json", "https://10.0.0.7/client.json", "https://[::1]/client.json"} {
+		rec := b.get(base(func(q url.Values) { q.Set("client_id", doc) }))
+		if rec.Code != http.StatusBadRequest || rec.Header().Get("Location") != "" || consentRequest.MatchString(rec.Body.String()) {
+			t.Errorf("a document at %s: %d, Location %q", doc, rec.Code, rec.Header().Get("Location"))
+		}
+	}
 	for name, redirect := range map[string]string{
 		"another port":     "http://127.0.0.1:33419/callback",
 		"one letter off":   "http://127.0.0.1:33418/callbacc",
@@ -491,6 +498,45 @@ func TestConsentPageAsksToSignInOrUnlockFirst(t *testing.T) {
 	}
 	if !strings.Contains(body, "Test agent") || !strings.Contains(body, "127.0.0.1:33418") {
 		t.Errorf("the page does not name the client and where its answer goes: %s", body)
+	}
+
+	// Locked, the page offers the unlock, which signs in too, and comes back.
+	vf := newVaultFixture(t, "")
+	owner, _ := vf.setUp(authtest.New(testOrigin))
+	reg, err := vf.clients.Register(context.Background(), clients.Registration{ClientName: "Test agent",
+		RedirectURIs: []string{agentRedirect}, TokenEndpointAuthMethod: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vf.boot()
+	cfg.ClientID = reg.ClientID
+	u, _ = url.Parse(cfg.AuthCodeURL("s-123456789", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	next = `data-next="` + strings.ReplaceAll(u.RequestURI(), "&", "&amp;") + `"`
+	for _, b := range []*browser{owner, vf.browser()} {
+		rec := b.get(u.RequestURI())
+		body := rec.Body.String()
+		if rec.Code != http.StatusOK || !strings.Contains(body, `data-action="unlock"`) || !strings.Contains(body, next) ||
+			consentRequest.MatchString(body) {
+			t.Errorf("locked: %d %s", rec.Code, body)
+		}
+	}
+}
+
+// TestConsentPagesAreLimitedPerSource: a source opens twenty consent pages at once, then is
+// refused (each may fetch a client's metadata document).
+func TestConsentPagesAreLimitedPerSource(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.registerAgent("Test agent")
+	u, _ := url.Parse(cfg.AuthCodeURL("s-123456789", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	b := f.browser()
+	var refused int
+	for range 25 {
+		if b.get(u.RequestURI()).Code == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 5 {
+		t.Errorf("%d of 25 consent pages refused, want 5", refused)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/app/clients"
+	"maven/db"
 )
 
 // token runs the code flow through fosite for the authorization request q of client id: the
@@ -87,5 +88,19 @@ func TestTokensAreBoundToOneResource(t *testing.T) {
 		if err := f.db.QueryRow("SELECT count(*) FROM oauth_tokens WHERE signature = ? OR request LIKE ?", tok, "%"+tok+"%").Scan(&n); err != nil || n != 0 {
 			t.Errorf("%s: the token itself is stored (%d rows, %v)", name, n, err)
 		}
+	}
+}
+
+// TestTokensSurviveARestart: the secret tokens are keyed with is made once and kept, so a token
+// issued before a restart works after it.
+func TestTokensSurviveARestart(t *testing.T) {
+	f := newFixture(t)
+	tok := f.token(t, f.register(t, "VS Code"), nil)
+	again, err := clients.New(context.Background(), db.NewClientStore(f.db), db.NewSettingsStore(f.db), clients.Options{Origins: []string{origin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Authenticate(context.Background(), tok, resource); err != nil {
+		t.Errorf("after a restart: %v", err)
 	}
 }
