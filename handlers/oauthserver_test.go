@@ -246,6 +246,9 @@ func TestOAuthFlowWithARealClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.clients.Authenticate(ctx, tok.AccessToken, testResource); err != nil {
+		t.Fatalf("the new token before the client's revocation: %v", err)
+	}
 	if rec := b.htmx(http.MethodPost, "/clients/revoke", url.Values{"client": {cfg.ClientID}}); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "is revoked") {
 		t.Fatalf("Revoke: %d %s", rec.Code, rec.Body.String())
 	}

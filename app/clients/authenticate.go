@@ -26,27 +26,43 @@ func (s *Service) Authenticate(ctx context.Context, token, resource string) (Gra
 		}
 		return s.grant(ctx, id, Grant{})
 	}
+	v, ok := s.tokens.get(token)
+	if !ok {
+		var err error
+		if v, err = s.verify(ctx, token); err != nil {
+			return Grant{}, err
+		}
+		s.tokens.put(token, v)
+	}
+	if !slices.Contains(v.audience, resource) {
+		return Grant{}, fmt.Errorf("%w: the token is for %v, not %s", ErrInvalidToken, v.audience, resource)
+	}
+	// fosite checks the expiry too, by the wall clock and once; this is by the service's, each
+	// time.
+	if v.expires.IsZero() || !s.now().Before(v.expires) {
+		return Grant{}, fmt.Errorf("%w: the token expired at %s", ErrInvalidToken, v.expires)
+	}
+	return s.grant(ctx, v.clientID, Grant{Expires: v.expires})
+}
+
+// verify is what fosite says of an access token it issued: its HMAC and its stored signature
+// checked, whose client it is, for which resource, until when.
+func (s *Service) verify(ctx context.Context, token string) (verified, error) {
+	gen := s.tokens.generation()
 	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, NewSession())
 	if err != nil {
-		return Grant{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+		return verified{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	if use != fosite.AccessToken {
-		return Grant{}, fmt.Errorf("%w: a %s is not an access token", ErrInvalidToken, use)
+		return verified{}, fmt.Errorf("%w: a %s is not an access token", ErrInvalidToken, use)
 	}
-	if !slices.Contains(ar.GetGrantedAudience(), resource) {
-		return Grant{}, fmt.Errorf("%w: the token is for %v, not %s", ErrInvalidToken, ar.GetGrantedAudience(), resource)
-	}
-	// fosite checks the expiry too, by the wall clock; this is by the service's.
-	expires := ar.GetSession().GetExpiresAt(fosite.AccessToken)
-	if expires.IsZero() || !s.now().Before(expires) {
-		return Grant{}, fmt.Errorf("%w: the token expired at %s", ErrInvalidToken, expires)
-	}
-	return s.grant(ctx, ar.GetClient().GetID(), Grant{Expires: expires})
+	return verified{gen: gen, clientID: ar.GetClient().GetID(), audience: ar.GetGrantedAudience(),
+		expires: ar.GetSession().GetExpiresAt(fosite.AccessToken)}, nil
 }
 
 // grant is the grant of the approved client id, with the expiry of the token that was shown.
 func (s *Service) grant(ctx context.Context, id string, g Grant) (Grant, error) {
-	c, err := s.store.Client(ctx, id)
+	c, err := s.approved(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return Grant{}, fmt.Errorf("%w: client %s is gone", ErrInvalidToken, id)
 	}

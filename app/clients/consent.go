@@ -179,6 +179,7 @@ func (s *Service) Consent(ctx context.Context, sid, id string, choice Choice, pr
 	if err := s.store.Approve(ctx, c); err != nil {
 		return Request{}, err
 	}
+	s.cache.changed()
 	s.record(ctx, "owner", ActionConsented, c, map[string]any{"redirect_uri": r.RedirectURI, "tools": choice.record()})
 	s.changed(c.ID)
 	return r, nil

@@ -69,6 +69,9 @@ type Service struct {
 	documents *documents
 	requests  *requests
 
+	cache  approvedCache // approved clients, as the database holds them
+	tokens tokenCache    // access tokens verified lately
+
 	mu       sync.Mutex
 	onChange []func(clientID string)
 	static   map[string][]byte    // approved static client id → its token's SHA-256
@@ -180,7 +183,7 @@ func (s *Service) Find(ctx context.Context, idOrName string) (Client, error) {
 // Policy returns the tools an approved client may use now (the owner may edit them);
 // ErrNotFound if it is not approved (revoked, or never consented to).
 func (s *Service) Policy(ctx context.Context, clientID string) (Grant, error) {
-	c, err := s.store.Client(ctx, clientID)
+	c, err := s.approved(ctx, clientID)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -256,6 +259,7 @@ func (s *Service) SetTools(ctx context.Context, clientID string, choice Choice, 
 	if err := s.store.SetPolicy(ctx, clientID, choice.All, choice.ToolIDs); err != nil {
 		return err
 	}
+	s.cache.changed()
 	s.record(ctx, "owner", ActionToolsSet, c, map[string]any{"tools": choice.record()})
 	s.changed(clientID)
 	return nil
@@ -272,6 +276,8 @@ func (s *Service) Revoke(ctx context.Context, clientID, actor string) error {
 	if err := s.store.Revoke(ctx, clientID, s.now()); err != nil {
 		return err
 	}
+	s.cache.changed()
+	s.tokens.revoked()
 	s.mu.Lock()
 	delete(s.static, clientID)
 	s.mu.Unlock()

@@ -319,6 +319,9 @@ func TestSetToolsNeedsAStepUpNamingTheSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if g, err := f.svc.Policy(ctx, c.ID); err != nil || !g.AllTools {
+		t.Fatalf("Policy before = %+v, %v", g, err)
+	}
 	var told []string
 	f.svc.OnChange(func(id string) { told = append(told, id) })
 	want := clients.Choice{ToolIDs: []int64{2, 5}}

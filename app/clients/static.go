@@ -59,6 +59,7 @@ func (s *Service) AddStatic(ctx context.Context, name string, choice Choice) (st
 	if err := s.store.AddStatic(ctx, c); err != nil {
 		return "", Client{}, err
 	}
+	s.cache.changed()
 	s.mu.Lock()
 	s.static[c.ID] = sum[:]
 	s.mu.Unlock()

@@ -186,6 +186,7 @@ func (st *storage) GetAccessTokenSession(ctx context.Context, signature string, 
 
 // DeleteAccessTokenSession implements oauth2.AccessTokenStorage.
 func (st *storage) DeleteAccessTokenSession(ctx context.Context, signature string) error {
+	defer st.s.tokens.revoked()
 	return st.s.store.DeleteToken(ctx, TokenAccess, signature)
 }
 
@@ -211,6 +212,7 @@ func (st *storage) DeleteRefreshTokenSession(ctx context.Context, signature stri
 // (two refreshes racing) fails, so only one of them gets new tokens.
 func (st *storage) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
 	err := st.s.store.RotateRefresh(ctx, requestID, signature)
+	st.s.tokens.revoked()
 	if errors.Is(err, ErrTokenSpent) {
 		return fmt.Errorf("%w: %w", fosite.ErrSerializationFailure, err)
 	}
@@ -226,5 +228,6 @@ func (st *storage) RevokeRefreshToken(ctx context.Context, requestID string) err
 // RevokeAccessToken implements oauth2.TokenRevocationStorage: every access token of the
 // authorization goes.
 func (st *storage) RevokeAccessToken(ctx context.Context, requestID string) error {
+	defer st.s.tokens.revoked()
 	return st.s.store.DeleteTokens(ctx, TokenAccess, requestID)
 }
