@@ -20,7 +20,7 @@ import (
 const redirect = "http://127.0.0.1:33418/cb"
 
 // register registers a public client with one redirect URI.
-func (f *fixture) register(t *testing.T, name string) string {
+func (f *fixture) register(t testing.TB, name string) string {
 	t.Helper()
 	reg, err := f.svc.Register(context.Background(), clients.Registration{ClientName: name,
 		RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none", GrantTypes: []string{"authorization_code", "refresh_token"}})

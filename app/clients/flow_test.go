@@ -19,7 +19,7 @@ import (
 
 // token runs the code flow through fosite for the authorization request q of client id: the
 // owner allows every tool, and the code is exchanged. It returns the access token.
-func (f *fixture) token(t *testing.T, id string, edit func(url.Values)) string {
+func (f *fixture) token(t testing.TB, id string, edit func(url.Values)) string {
 	t.Helper()
 	ctx := context.Background()
 	verifier := oauth2.GenerateVerifier()
@@ -102,5 +102,25 @@ func TestTokensSurviveARestart(t *testing.T) {
 	}
 	if _, err := again.Authenticate(context.Background(), tok, resource); err != nil {
 		t.Errorf("after a restart: %v", err)
+	}
+}
+
+// BenchmarkAuthenticate is what checking an agent's token costs, on every request: an access
+// token Maven issued, and a static token.
+func BenchmarkAuthenticate(b *testing.B) {
+	f := newFixture(b)
+	ctx := context.Background()
+	static, _, err := f.svc.AddStatic(ctx, "desk", clients.Choice{All: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, token := range map[string]string{"oauth": f.token(b, f.register(b, "VS Code"), nil), "static": static} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := f.svc.Authenticate(ctx, token, resource); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

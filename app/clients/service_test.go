@@ -36,7 +36,7 @@ type fixture struct {
 }
 
 // newFixture is a Service over a real database in a temporary directory, its clock at now.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	bdb := testdb.Open(t)
 	c := testclock.New(time.Now())
