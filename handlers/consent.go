@@ -130,12 +130,12 @@ func (s *server) currentOwner(r *http.Request) (owner, bool, error) {
 }
 
 // authorizeRefused answers an authorization request Maven refuses: with the error at the
-// client's redirect URI when it is exactly one the client registered, else with a page that
-// says why, since an unregistered redirect URI must never be sent anything.
+// client's redirect URI when Maven may send it there (redirectable), else with a page that says
+// why.
 func (s *server) authorizeRefused(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, issuer string, err error) error {
 	e := fosite.ErrorToRFC6749Error(err)
 	s.log.Info("authorization request refused", "error", e.ErrorField, "why", e.GetDescription())
-	if redirectable(ar) {
+	if s.redirectable(r.Context(), ar) {
 		return s.answerAuthorize(w, r, issuer, func(rec http.ResponseWriter) {
 			s.clients.Provider().WriteAuthorizeError(r.Context(), rec, ar, err)
 		})
@@ -147,16 +147,22 @@ func (s *server) authorizeRefused(w http.ResponseWriter, r *http.Request, ar fos
 	return nil
 }
 
-// redirectable reports whether an authorization request's answer may go to its redirect URI:
-// its client is known and the URI is exactly one it registered (fosite would take any port of
-// a loopback one).
-func redirectable(ar fosite.AuthorizeRequester) bool {
+// redirectable reports whether an error may go to an authorization request's redirect URI
+// unasked: the URI is exactly one its client registered (fosite would take any port of a
+// loopback one), and the owner approved that client before. Anyone may register a client with
+// any redirect URI, so a refusal sent at once to an unapproved one would make Maven's address
+// a redirector to wherever its registration says (RFC 9700 section 4.11).
+func (s *server) redirectable(ctx context.Context, ar fosite.AuthorizeRequester) bool {
 	if ar == nil || ar.GetClient() == nil || !ar.IsRedirectURIValid() {
 		return false
 	}
 	registered := ar.GetClient().GetRedirectURIs()
 	asked := ar.GetRequestForm().Get("redirect_uri")
-	return asked == "" && len(registered) == 1 || asked != "" && slices.Contains(registered, asked)
+	if asked == "" && len(registered) != 1 || asked != "" && !slices.Contains(registered, asked) {
+		return false
+	}
+	c, err := s.clients.Client(ctx, ar.GetClient().GetID())
+	return err == nil && c.State == clients.StateApproved
 }
 
 // requestOf is the authorization request an answer is given to, as fosite parses one.

@@ -157,6 +157,10 @@ func TestMetadataDocuments(t *testing.T) {
 	if res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("server metadata CORS: %v", res.Header)
 	}
+	// Another well-known document is a plain 404, which discovery reads as "none here".
+	if res, err := c.Get(testOrigin + "/.well-known/openid-configuration"); err != nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("openid-configuration: %v %v", res, err)
+	}
 	// At a host that is not a configured origin's, nothing is said.
 	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/.well-known/oauth-authorization-server", nil)
 	req.Host = "evil.example"
@@ -339,11 +343,14 @@ func isOAuthError(err error, code string) bool {
 }
 
 // TestAuthorizationRequestsRefusedBeforeTheOwner: PKCE plain (or none) and a foreign resource
-// go back to the client as errors, without a consent page; a redirect URI one character off
-// the registered one is never sent anything.
+// are refused without a consent page: on a page while the client was never approved (anyone
+// may register any redirect URI, and Maven must not be a redirector to it), at the client's
+// redirect URI, with state and iss, once it was; a redirect URI one character off the
+// registered one is never sent anything, and neither is a document on a private address.
 func TestAuthorizationRequestsRefusedBeforeTheOwner(t *testing.T) {
 	f := newFixture(t)
-	b := f.signUp(authtest.New(testOrigin))
+	a := authtest.New(testOrigin)
+	b := f.signUp(a)
 	cfg := f.registerAgent("Test agent")
 	base := func(edit func(url.Values)) string {
 		q := url.Values{"response_type": {"code"}, "client_id": {cfg.ClientID}, "redirect_uri": {agentRedirect},
@@ -352,11 +359,18 @@ func TestAuthorizationRequestsRefusedBeforeTheOwner(t *testing.T) {
 		edit(q)
 		return "/oauth/authorize?" + q.Encode()
 	}
-	for name, edit := range map[string]func(url.Values){
+	refused := map[string]func(url.Values){
 		"plain":            func(q url.Values) { q.Set("code_challenge_method", "plain") },
 		"no PKCE":          func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
 		"another resource": func(q url.Values) { q.Set("resource", "https://elsewhere.example/mcp") },
-	} {
+	}
+	for name, edit := range refused {
+		if rec := b.get(base(edit)); rec.Code != http.StatusBadRequest || rec.Header().Get("Location") != "" {
+			t.Errorf("%s, a client never approved: %d, Location %q", name, rec.Code, rec.Header().Get("Location"))
+		}
+	}
+	b.authorize(a, cfg, everyTool)
+	for name, edit := range refused {
 		rec := b.get(base(edit))
 		to, _ := url.Parse(rec.Header().Get("Location"))
 		if rec.Code != http.StatusSeeOther || !strings.HasPrefix(to.String(), agentRedirect+"?") || to.Query().Get("error") == "" ||

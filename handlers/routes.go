@@ -335,6 +335,11 @@ func (s *server) oauthRoutes(r chi.Router) {
 	r.Get(pathResourceMetadata, s.resourceMetadataGet)
 	r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
 	r.Get(pathServerMetadata, s.serverMetadataGet)
+	// Any other well-known document (OpenID's, which clients try too) is a plain 404, not a
+	// page's sign-in.
+	r.Get("/.well-known/*", func(w http.ResponseWriter, _ *http.Request) {
+		oauthError(w, http.StatusNotFound, "not_found", "Maven serves no such document.")
+	})
 	r.With(noStore).Post(pathRegister, s.handle(s.registerPost))
 	r.Post(pathToken, s.handle(s.tokenPost))
 	r.Post(pathRevoke, s.handle(s.revokePost))
