@@ -91,6 +91,12 @@ func TestAuthorizationRequestsMavenRefuses(t *testing.T) {
 			t.Errorf("%s: the request was taken", name)
 		}
 	}
+	// A registration past its 15 minutes, not swept yet, is gone too.
+	late := f.register(t, "late")
+	f.clock.Advance(clients.PendingLifetime)
+	if _, _, err := f.parse(authorizeQuery(late, nil)); err == nil {
+		t.Error("an expired registration was taken")
+	}
 	// A static client is no OAuth client.
 	if _, _, err := f.svc.AddStatic(context.Background(), "desk", clients.Choice{All: true}); err != nil {
 		t.Fatal(err)

@@ -54,6 +54,9 @@ func (st *storage) stored(ctx context.Context, id string) (fosite.Client, error)
 		return nil, err
 	case c.Kind == KindStatic:
 		return nil, fosite.ErrNotFound
+	case c.State == StatePending && !c.CreatedAt.After(st.s.now().Add(-PendingLifetime)):
+		// Expired, though not swept yet.
+		return nil, fosite.ErrNotFound
 	}
 	return st.s.oauthClient(c), nil
 }
