@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -55,4 +57,52 @@ func TestSignInToAnOAuthServerWithOnePasskeyGesture(t *testing.T) {
 	if out := m.CLI("events", "--json"); !strings.Contains(out, `"oauth_signed_in"`) {
 		t.Fatalf("the activity feed does not record the sign-in:\n%s", out)
 	}
+}
+
+// TestAPollDuringTheStepUpLosesNoClick: the servers card refreshes itself every two seconds, and
+// a refresh that was on its way when the passkey prompt opened lands while it is open. It must
+// not swap the card, and so the Sign in form, away under the prompt: htmx sends nothing from an
+// element no longer in the page, and the owner's click would be lost without a word once the
+// passkey said yes. Here the refresh is held back until the step-up's answer is on its way.
+func TestAPollDuringTheStepUpLosesNoClick(t *testing.T) {
+	t.Parallel()
+	scripted := mcptest.NewScripted(mcptest.ToolSpec{Name: "list_tasks", Description: "Lists tasks.", ReadOnly: true, Text: "none"})
+	t.Cleanup(scripted.Close)
+	fake := oauthtest.New(t, scripted.HTTPHandler(), oauthtest.Options{Page: true, ChallengeScope: "tasks:read"})
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"tasks": map[string]any{"type": "http", "url": fake.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := startMaven(t, mavenOptions{Config: string(cfg)})
+	tb := newBrowser(t)
+	registerOwner(t, m, tb)
+	tb.Goto(m.URL("/tools"))
+	server := tb.Page.Locator(`[data-server="tasks"]`)
+	check(t, tb.Expect.Locator(server).ToHaveAttribute("data-state", "needs-auth"), "the server needs a sign-in")
+
+	var hold atomic.Bool
+	held := make(chan playwright.Route, 1)
+	check(t, tb.Page.Route("**/tools/servers*", func(r playwright.Route) {
+		if hold.CompareAndSwap(true, false) {
+			held <- r
+			return
+		}
+		r.Continue()
+	}), "intercept the card's refreshes")
+	hold.Store(true)
+	var poll playwright.Route
+	select {
+	case poll = <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the servers card did not refresh itself within 10 s")
+	}
+	// The refresh is on its way; its answer reaches the page once the passkey has answered.
+	check(t, tb.Page.Route("**/step-up/finish", func(r playwright.Route) {
+		poll.Continue()
+		r.Continue()
+	}), "intercept the step-up's finish")
+
+	check(t, button(server, "Sign in").Click(), "click Sign in")
+	check(t, tb.Expect.Page(tb.Page).ToHaveURL(regexp.MustCompile("^"+regexp.QuoteMeta(fake.Issuer+"/authorize?"))),
+		"the browser is at the authorization server: the click survived the refresh")
 }

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"maven/app/activity"
+	"maven/app/agents"
 	"maven/app/allowlist"
 	"maven/app/clients"
 	"maven/app/mcp"
+	"maven/app/notify"
 	"maven/app/voice"
 	"maven/internal/enum"
 	"maven/views"
@@ -52,6 +54,17 @@ var outcomeTones = enum.Table[voice.Outcome, string]{
 	{Member: voice.OutcomeRefused, Said: "trouble"},
 	{Member: voice.OutcomeLocked, Said: "trouble"},
 	{Member: voice.OutcomeError, Said: "trouble"},
+}
+
+// agentOutcomeTones are how an agent's call's outcome is shown; their words are
+// agents.Outcome.Words.
+var agentOutcomeTones = enum.Table[agents.Outcome, string]{
+	{Member: agents.OutcomeRan, Said: "ok"},
+	{Member: agents.OutcomeNeedsOwner, Said: "calm"},
+	{Member: agents.OutcomeBadArguments, Said: "calm"},
+	{Member: agents.OutcomeChanged, Said: "calm"},
+	{Member: agents.OutcomeLocked, Said: "trouble"},
+	{Member: agents.OutcomeFailed, Said: "trouble"},
 }
 
 // activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
@@ -269,11 +282,13 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 }
 
 // kindLabels name the kinds of entry on the switch.
-var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.KindChanges: "Changes", activity.KindServers: "Servers"}
+var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.KindAgents: "Agents",
+	activity.KindChanges: "Changes", activity.KindServers: "Servers"}
 
 // actionLabels name the feed's actions in words; any other is shown as it is recorded.
 var actionLabels = map[string]string{
 	activity.ActionVoiceTurn:       "Voice",
+	activity.ActionAgentCall:       "Agent call",
 	activity.ActionLocked:          "Locked",
 	activity.ActionUnlocked:        "Unlocked",
 	activity.ActionServerState:     "Server",
@@ -300,6 +315,11 @@ var actionLabels = map[string]string{
 	clients.ActionToolsSet:         "Client's tools changed",
 	clients.ActionRevoked:          "Client revoked",
 	clients.ActionTokenReused:      "Client's token reused: its tokens revoked",
+	// docs/design.md#rule-30: each delivery of a notification, and the browsers subscribed.
+	activity.ActionNotified:         "Notified",
+	activity.ActionNotifyFailed:     "Not notified",
+	activity.ActionPushSubscribed:   "Notifications turned on",
+	activity.ActionPushUnsubscribed: "Notifications turned off",
 }
 
 // entryView is the view of one event: its action and outcome in words, a voice turn's words
@@ -314,7 +334,11 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	if e.Tool != "" {
 		v.ToolText, v.ToolURL = text(e.Tool), activityView{tool: e.Tool}.url(0)
 	}
-	if e.Outcome != "" {
+	switch {
+	case e.Action == activity.ActionAgentCall:
+		v.OutcomeLabel = agents.Outcome(e.Outcome).Words()
+		v.Tone, _ = agentOutcomeTones.Of(agents.Outcome(e.Outcome))
+	case e.Outcome != "":
 		v.OutcomeLabel = voice.Outcome(e.Outcome).Words()
 		v.Tone, _ = outcomeTones.Of(voice.Outcome(e.Outcome))
 	}
@@ -335,8 +359,11 @@ func entryView(e activity.Entry) views.ActivityEntry {
 			v.Args = append(v.Args, views.Fact{Label: text(name), Value: text(valueText(args[name])), Code: true})
 		}
 	}
-	if e.Action == activity.ActionServerState {
+	switch e.Action {
+	case activity.ActionServerState:
 		v.Tone = serverTone(mcp.State(fmt.Sprint(detail["to"])))
+	case activity.ActionNotifyFailed:
+		v.Tone = "trouble"
 	}
 	v.Facts = facts(detail)
 	return v
@@ -346,11 +373,14 @@ func entryView(e activity.Entry) views.ActivityEntry {
 // one fact. Keys not here are left out: they repeat what the entry shows (utterance, args) or
 // are for machines (fingerprints, a previous declared shape, digests).
 var factKeys = []struct{ key, label string }{
+	{"client", "Client"},
 	{"server", "Server"},
 	{"client", "Client"},
 	{"kind", "Signs in with"},
 	{"redirect_uri", "Answer went to"},
 	{"tools", "Tools"},
+	{"notifier", "Through"},
+	{"target", "To"},
 	{"secret", "Secret"},
 	{"passkey_name", "Passkey"},
 	{"via", "Added through"},
@@ -395,6 +425,8 @@ func facts(detail map[string]any) []views.Fact {
 			}
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
+		case "notifier":
+			f.Value = text(notify.Notifier(valueText(val)).Words())
 		case "expires":
 			t, err := time.Parse(time.RFC3339, valueText(val))
 			if err != nil {

@@ -55,6 +55,8 @@ func contentType(name string) string {
 		return "image/svg+xml"
 	case ".png":
 		return "image/png"
+	case ".webmanifest":
+		return "application/manifest+json"
 	}
 	return "text/plain; charset=utf-8"
 }
@@ -70,7 +72,16 @@ func (a *Assets) URL(name string) string {
 
 // ServeHTTP serves one static file.
 func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/static/")
+	a.serve(w, r, strings.TrimPrefix(r.URL.Path, "/static/"))
+}
+
+// File serves the static file name at a URL of its own, such as the service worker at /sw.js:
+// browsers fetch it by that fixed URL, so it is never cached without asking again.
+func (a *Assets) File(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.serve(w, r, name) })
+}
+
+func (a *Assets) serve(w http.ResponseWriter, r *http.Request, name string) {
 	f, ok := a.files[name]
 	if !ok {
 		http.NotFound(w, r)

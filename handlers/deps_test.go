@@ -12,7 +12,7 @@ import (
 // always sets, with an error naming it; only the fields Deps says are optional may stay zero.
 func TestNewRefusesAMissingDependency(t *testing.T) {
 	f := newFixture(t)
-	optional := map[string]bool{"Metrics": true, "TLS": true, "Now": true, "TrustedProxies": true}
+	optional := map[string]bool{"Metrics": true, "TLS": true, "Now": true, "TrustedProxies": true, "Agents": true}
 	for _, field := range reflect.VisibleFields(reflect.TypeFor[handlers.Deps]()) {
 		t.Run(field.Name, func(t *testing.T) {
 			d := f.deps()

@@ -32,6 +32,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/notify"
 	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/vault"
@@ -129,6 +130,12 @@ type fixture struct {
 	configLoaded atomic.Bool
 	// clients are the agents' clients and Maven's authorization server.
 	clients *clients.Service
+	// notify is the real dispatcher of notifications; pushTransport carries its requests
+	// (http.DefaultTransport when nil; set before boot).
+	notify        *notify.Dispatcher
+	pushTransport http.RoundTripper
+	// agents serve /mcp and /sse, when a test sets them before boot.
+	agents handlers.AgentDeps
 }
 
 // The tokens of the fixture's voice webhook and metrics.
@@ -270,6 +277,10 @@ func (f *fixture) boot() {
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
 	t.Cleanup(f.voice.Close)
+	if f.notify, err = notify.New(ctx, db.NewPushStore(f.db), notify.Options{Origins: f.configuredOrigins(),
+		Transport: f.pushTransport, Activity: f.feed, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
 	h, err := handlers.New(f.deps())
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +314,7 @@ func (f *fixture) deps() handlers.Deps {
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
-		Guides: f.voice, Phrases: f.book, Activity: f.feed,
+		Guides: f.voice, Phrases: f.book, Activity: f.feed, Notifications: f.notify,
 		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).
@@ -313,6 +324,7 @@ func (f *fixture) deps() handlers.Deps {
 		SecretUsers:    config.Config{MCPServers: f.mcpServers}.SecretUsers,
 		ConfigProblems: f.problems,
 		Clients:        f.clients,
+		Agents:         f.agents,
 	}
 }
 

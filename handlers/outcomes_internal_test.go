@@ -16,3 +16,14 @@ func TestEveryOutcomeHasATone(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAgentOutcomeHasATone: the activity page shows every outcome of an agent's call with
+// its tone.
+func TestEveryAgentOutcomeHasATone(t *testing.T) {
+	enumtest.Listed(t, "../app/agents", "Outcome", agentOutcomeTones.Members())
+	for _, o := range agentOutcomeTones {
+		if o.Said != "ok" && o.Said != "calm" && o.Said != "trouble" {
+			t.Errorf("outcome %q has the tone %q, not ok, calm or trouble", o.Member, o.Said)
+		}
+	}
+}

@@ -49,6 +49,9 @@ type Deps struct {
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed
+	// Notifications keeps the browsers subscribed to Web Push, and sends the test of the
+	// notifications card.
+	Notifications Notifications
 	// Metrics counts requests and serves GET /metrics to holders of a token MetricsTokens
 	// accepts, with MetricsGauges read at each scrape. Optional: nil with "metrics": false, and
 	// then nothing is counted and /metrics is not served.
@@ -83,6 +86,10 @@ type Deps struct {
 	// Clients are the agents' clients and Maven's authorization server: the OAuth endpoints,
 	// the consent page and /clients.
 	Clients Clients
+	// Agents, with its Servers and Tokens set, serves MCP to agents at /mcp and /sse
+	// (mcpserver.go). Optional until the daemon has clients to verify tokens with (issue 20's
+	// app/clients): without both, neither path is served.
+	Agents AgentDeps
 }
 
 // missing names the required fields of d that are nil (or, for Origins, empty).
@@ -97,6 +104,7 @@ func (d Deps) missing() []string {
 		{"Commands", d.Commands != nil}, {"Wake", d.Wake != nil}, {"SignIn", d.SignIn != nil},
 		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
 		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
+		{"Notifications", d.Notifications != nil},
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
@@ -131,6 +139,7 @@ type server struct {
 	guides        VoiceGuides
 	phrases       PhraseBook
 	activity      ActivityFeed
+	notify        Notifications
 	views         *views.Templates
 	assets        *Assets
 	now           func() time.Time
@@ -161,6 +170,8 @@ type server struct {
 	registrations      *sourceLimits
 	authorizeBySource  *sourceLimits
 	authorizeByBrowser *limits[string]
+	// agents serves /mcp and /sse (NewAgentEndpoint); nil serves neither.
+	agents http.Handler
 }
 
 // New returns the daemon's web app: its route table (routes) over the dependencies every
@@ -174,7 +185,7 @@ func New(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
 		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
-		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity,
+		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 		clients: d.Clients,
@@ -199,19 +210,27 @@ func New(d Deps) (http.Handler, error) {
 	if s.atOriginHost, err = s.requireOriginHost(d.Origins); err != nil {
 		return nil, err
 	}
+	if d.Agents.Servers != nil && d.Agents.Tokens != nil {
+		if s.agents, err = NewAgentEndpoint(d.Agents, d.Origins, s.log); err != nil {
+			return nil, err
+		}
+	}
 	return s.routes(), nil
 }
 
 // routes is the whole URL surface of the daemon:
 //
-//	public      /healthz, /static/*, POST /voice and /metrics (their own tokens), at any Host
+//	public      /healthz, /static/*, /sw.js, /manifest.webmanifest, POST /voice and /metrics
+//	            (their own tokens), at any Host; /mcp and /sse (agents' tokens), at any Host but
+//	            a rebound one
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
 //	oauth       the authorization server's metadata, registration, token and revocation
 //	            endpoints, at the Host of a configured origin, no session
-//	signed-in   /tools, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock, and their
-//	            actions; the consent page answers anyone, and offers the unlock or sign-in first
+//	signed-in   /tools, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock, /push/*,
+//	            and their actions; the consent page answers anyone, and offers the unlock or
+//	            sign-in first
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
 //	            removing a passkey, setting or deleting a secret, a new recovery code, allowing
@@ -235,11 +254,15 @@ func (s *server) routes() http.Handler {
 	r.Get("/healthz", healthz(s.vault))
 	r.Method(http.MethodGet, "/static/*", s.assets)
 	r.Method(http.MethodHead, "/static/*", s.assets)
+	// The service worker that shows notifications, and the manifest that lets a phone install
+	// Maven to its home screen (iOS delivers Web Push only there): static, scoped at the root.
+	r.Method(http.MethodGet, serviceWorkerPath, s.assets.File("sw.js"))
+	r.Method(http.MethodGet, manifestPath, s.assets.File("manifest.webmanifest"))
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
-
-	// Maven's authorization server for agents' clients (oauthRoutes).
+	// Agents' MCP server, and their clients' authorization server (agentRoutes, oauthRoutes).
+	s.agentRoutes(r)
 	r.Group(s.oauthRoutes)
 
 	r.Group(func(r chi.Router) {
@@ -263,8 +286,7 @@ func (s *server) routes() http.Handler {
 		// Authorization servers fetch who Maven is as a client (an https origin's client ID).
 		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
 		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
-		// The consent page: it offers the unlock or the sign-in first, and comes back.
-		r.With(s.limitAuthorize).Get(pathAuthorize, s.handle(s.consentPage))
+		s.consentRoutes(r)
 
 		// Everything else waits for the unlock (docs/design.md#rule-19).
 		r.Group(func(r chi.Router) {
@@ -293,14 +315,23 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
-				r.Post(pathAuthorize+"/{id}/deny", s.handle(s.consentDenyPost))
-				r.Get("/clients", s.handle(s.clientsPage))
-				r.Post("/clients/revoke", s.handle(s.clientRevokePost))
+				s.pushRoutes(r)
 				s.stepUpRoutes(r)
 			})
 		})
 	})
 	return r
+}
+
+// agentRoutes are Maven's MCP server for agents, /mcp and /sse (NewAgentEndpoint): their own
+// bearer tokens, no session, no cookie; a foreign Origin, and a Host a DNS rebinding sent, are
+// refused (docs/design.md#rule-26). Without Deps.Agents neither is served.
+func (s *server) agentRoutes(r chi.Router) {
+	if s.agents == nil {
+		return
+	}
+	r.Handle("/mcp", s.agents)
+	r.Handle("/sse", s.agents)
 }
 
 // stepUpRoutes are the signed-in actions that each need a step-up: the handler runs only with a
@@ -323,6 +354,28 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	// A client is allowed, or its tools changed, as the page showed them.
 	r.With(s.requireStepUp(s.consentAsShown)).Post(pathAuthorize+"/{id}", s.handle(s.consentAllowPost))
 	r.With(s.requireStepUp(s.clientToolsAsShown)).Post("/clients/tools", s.handle(s.clientToolsPost))
+}
+
+// pushRoutes turn Web Push on and off in the signed-in owner's browser, and send it a test
+// (docs/design.md#rule-30).
+func (s *server) pushRoutes(r chi.Router) {
+	r.Post("/push/subscribe", s.handle(s.pushSubscribePost))
+	r.Post("/push/unsubscribe", s.handle(s.pushUnsubscribePost))
+	r.Post("/push/test", s.handle(s.pushTestPost))
+}
+
+// consentRoutes are the owner's side of agents' clients: the consent page, which answers while
+// locked and signed out too (it offers the unlock or the sign-in first, and comes back to the
+// same request), Deny, and /clients with Revoke. Allow, and a client's tools, need a step-up
+// (stepUpRoutes).
+func (s *server) consentRoutes(r chi.Router) {
+	r.With(s.limitAuthorize).Get(pathAuthorize, s.handle(s.consentPage))
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireUnlocked, s.requireOwner(false))
+		r.Post(pathAuthorize+"/{id}/deny", s.handle(s.consentDenyPost))
+		r.Get("/clients", s.handle(s.clientsPage))
+		r.Post("/clients/revoke", s.handle(s.clientRevokePost))
+	})
 }
 
 // oauthRoutes are Maven's authorization server for agents' clients (docs/design.md#rule-29),

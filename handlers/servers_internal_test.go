@@ -1,10 +1,15 @@
 package handlers
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"maven/app/mcp"
+	"maven/app/vault"
+	"maven/db"
+	"maven/internal/testkit/testdb"
 	"maven/views"
 )
 
@@ -54,7 +59,12 @@ func TestServerRowNamesWhatItsLastErrorIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{}
+	// A daemon without a vault: the card offers no Sign in, and says what the server answered.
+	gate, err := vault.NewGate(t.Context(), vault.New(db.NewVaultStore(testdb.Open(t)), "localhost", time.Now), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{vault: gate}
 	for _, c := range []struct {
 		state     mcp.State
 		label     string

@@ -366,7 +366,10 @@
   // ---- wiring --------------------------------------------------------------------------------
 
   // An htmx action that needs a step-up (Enable, Remove) gets a 403 whose HX-Trigger header
-  // raises this event on the element that asked. Do the step-up, then ask again once.
+  // raises this event on the element that asked. Do the step-up, then ask again once. The
+  // ceremony holds until the second answer is in: htmx sends nothing from an element no longer
+  // in the page, so a poll of the servers card that swapped the form away between the passkey
+  // and the retry would drop the owner's click without a word.
   document.addEventListener('maven:step-up', async function (event) {
     const elt = event.target;
     const detail = event.detail || {};
@@ -378,21 +381,20 @@
     const buttons = elt.matches('form') ? Array.from(elt.querySelectorAll('button')) : [elt];
     buttons.forEach((b) => { b.disabled = true; });
     try {
-      await ceremony(() => stepUp(detail, elt));
+      await ceremony(async () => {
+        await stepUp(detail, elt);
+        buttons.forEach((b) => { b.disabled = false; });
+        elt.dataset.stepUpRetry = '1';
+        await window.htmx.ajax('POST', elt.getAttribute('hx-post'), {
+          source: elt,
+          target: elt.getAttribute('hx-target') || elt,
+          swap: elt.getAttribute('hx-swap') || 'outerHTML',
+        });
+      });
     } catch (err) {
       say(elt, friendly(err), 'error');
-      return;
     } finally {
       buttons.forEach((b) => { b.disabled = false; });
-    }
-    elt.dataset.stepUpRetry = '1';
-    try {
-      await window.htmx.ajax('POST', elt.getAttribute('hx-post'), {
-        source: elt,
-        target: elt.getAttribute('hx-target') || elt,
-        swap: elt.getAttribute('hx-swap') || 'outerHTML',
-      });
-    } finally {
       delete elt.dataset.stepUpRetry;
     }
   });

@@ -41,6 +41,13 @@
   document.addEventListener('htmx:beforeSwap', function (event) {
     const target = event.detail && event.detail.target;
     if (!(target instanceof Element) || target.id !== 'mcp-servers') return;
+    // A poll that was on its way when the prompt opened is not swapped in either (the answer
+    // to the action the prompt approved is).
+    const from = event.detail.elt;
+    if (document.documentElement.dataset.ceremony && from instanceof Element && from.id === 'mcp-servers') {
+      event.detail.shouldSwap = false;
+      return;
+    }
     const active = document.activeElement;
     kept = {
       ticked: Array.from(target.querySelectorAll('input[type=checkbox]:checked')).map((c) => c.name + '=' + c.value),
@@ -102,8 +109,9 @@
     if (row) place = document.getElementById('tool-' + row[1]) || document.getElementById('moved-' + row[1]);
     else if (target === '#tool-list') place = document.getElementById('batch-feedback');
     else if (target === '#mcp-servers') place = document.getElementById('mcp-servers');
-    // A new recovery code, a secret set or deleted, a passkey renamed or removed: what it did.
-    if (target === '#recovery' || target === '#secrets' || target === '#passkey-list') place = document.querySelector(target + ' [data-focus]');
+    // A new recovery code, a secret set or deleted, a passkey renamed or removed, a test sent or
+    // a browser removed from the notifications card: what it did.
+    if (target === '#recovery' || target === '#secrets' || target === '#passkey-list' || target === '#push') place = document.querySelector(target + ' [data-focus]');
     if (!place) return;
     if (place.matches('[data-focus]')) {
       place.focus();

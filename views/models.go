@@ -331,10 +331,11 @@ type SignIn struct {
 	Fingerprint string
 }
 
-// PasskeysPage is the /passkeys page.
+// PasskeysPage is the /passkeys page: the passkeys, and the notifications card.
 type PasskeysPage struct {
 	Page
 	List PasskeyList
+	Push PushCard
 }
 
 // PasskeyList is the owner's passkeys; rename and remove swap it.

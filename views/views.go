@@ -45,6 +45,8 @@ const (
 	PartialRecovery    = "secrets/_recovery"
 	// PartialActivityList is one page of the activity feed (ActivityList).
 	PartialActivityList = "activity/_list"
+	// PartialPush is the notifications card (PushCard).
+	PartialPush = "push/_subscribe"
 )
 
 // layout is the template every page is rendered in, around the page's "content".
@@ -64,6 +66,7 @@ func models() map[string]any {
 		PartialServers: ServersCard{}, PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{},
 		PartialSecrets: SecretsCard{}, PartialRecovery: RecoveryCard{}, PartialActivityList: ActivityList{},
 		PartialClientList: ClientList{},
+		PartialPush:       PushCard{},
 
 		// The partials only other templates include.
 		"shared/_origin_check": Reach{}, "shared/_reach_fix": Reach{}, "shared/_prf": nil, // _prf reads nothing

@@ -34,7 +34,10 @@ type Entry struct {
 // The actions this package writes itself; row events keep their allowlist action names, and a
 // voice turn is "voice_turn".
 const (
-	ActionVoiceTurn   = "voice_turn"
+	ActionVoiceTurn = "voice_turn"
+	// ActionAgentCall is an agent's call of a tool, run or refused (app/agents); its detail
+	// names the client.
+	ActionAgentCall   = "agent_call"
 	ActionLocked      = "locked"
 	ActionUnlocked    = "unlocked"
 	ActionServerState = "server_state"
@@ -53,36 +56,46 @@ const (
 	ActionSecretDeleted   = "secret_deleted"
 	ActionRecoveryRotated = "recovery_code_rotated"
 	ActionSetupLinkIssued = "setup_link_issued"
+	// Notifications of calls waiting for approval (docs/design.md#rule-30): one entry per
+	// delivery, done or failed, and the browsers subscribed to Web Push and removed. Their
+	// detail names the notifier and its target, never a secret.
+	ActionNotified         = "notified"
+	ActionNotifyFailed     = "notify_failed"
+	ActionPushSubscribed   = "push_subscribed"
+	ActionPushUnsubscribed = "push_unsubscribed"
 )
 
-// Kind is one of the feed's three kinds of entry, the switch of /activity.
+// Kind is one of the feed's kinds of entry, the switch of /activity.
 type Kind string
 
-// The kinds: voice turns; what the servers did (their states, command lines approved, OAuth
-// sign-ins); and every other change, the owner's and the allowlist's (rows proposed, enabled
-// and disabled, phrases, locks, passkeys, secrets, setup links).
+// The kinds: voice turns; agents' calls; what the servers did (their states, command lines
+// approved, OAuth sign-ins); and every other change, the owner's and the allowlist's (rows
+// proposed, enabled and disabled, phrases, locks, passkeys, secrets, setup links).
 const (
 	KindVoice   Kind = "voice"
+	KindAgents  Kind = "agents"
 	KindChanges Kind = "changes"
 	KindServers Kind = "servers"
 )
 
 // Kinds are the kinds, in the order the switch offers them.
-func Kinds() []Kind { return []Kind{KindVoice, KindChanges, KindServers} }
+func Kinds() []Kind { return []Kind{KindVoice, KindAgents, KindChanges, KindServers} }
 
 // serverActions are the actions of KindServers.
 var serverActions = []string{ActionServerState, "command_approved", ActionSignedIn, ActionSignInFailed, ActionTokenRevoked, ActionSignInForgotten}
 
 // Actions returns the actions k selects, or with except true those it leaves out: KindChanges
-// is everything that is neither a voice turn nor a server's.
+// is everything that is neither a voice turn, an agent's call nor a server's.
 func (k Kind) Actions() (actions []string, except bool) {
 	switch k {
 	case KindVoice:
 		return []string{ActionVoiceTurn}, false
+	case KindAgents:
+		return []string{ActionAgentCall}, false
 	case KindServers:
 		return slices.Clone(serverActions), false
 	case KindChanges:
-		return append([]string{ActionVoiceTurn}, serverActions...), true
+		return append([]string{ActionVoiceTurn, ActionAgentCall}, serverActions...), true
 	}
 	return nil, false
 }

@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,9 @@ type Service struct {
 	version atomic.Uint64
 	// runnable holds the Runnable reads made at one version; after any update none is used.
 	runnable runnableCache
+	// changed is closed after the next update and replaced (see Changed).
+	changedMu sync.Mutex
+	changed   chan struct{}
 }
 
 // NewService returns a Service over store. now is the clock (time.Now in the daemon).
@@ -52,11 +56,30 @@ func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
 		return fn(&Tx{st: st, now: s.now().UTC()})
 	})
 	s.version.Add(1) // even after an error: a cache rebuilt for nothing costs little
+	s.changedMu.Lock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+	s.changedMu.Unlock()
 	return err
 }
 
 // Version changes after every update; equal versions mean the rows have not changed.
 func (s *Service) Version() uint64 { return s.version.Load() }
+
+// Changed returns a channel that is closed once an update after this call has committed (or
+// failed): what derives from the rows and must follow them within a moment (the tools agents
+// see, docs/design.md#rule-27) waits on it, takes a new one, then reads the rows. Many updates
+// may stand behind one close.
+func (s *Service) Changed() <-chan struct{} {
+	s.changedMu.Lock()
+	defer s.changedMu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
 
 // ProposeTool proposes one row in its own transaction. See Tx.Propose.
 func (s *Service) ProposeTool(ctx context.Context, p Proposal) (t Tool, created bool, err error) {

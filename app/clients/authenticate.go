@@ -4,20 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/ory/fosite"
 )
 
-// Authenticate verifies an agent's bearer token for the resource it was presented at (such as
-// "https://maven.example/mcp"), on every request (docs/design.md#rule-29): a static token of an
-// approved client, at any of Maven's resources; or an access token Maven issued, unexpired,
-// bound to exactly that resource, of a client still approved. Anything else is ErrInvalidToken
-// (unknown, expired, revoked, another resource, a refresh token or a code).
-func (s *Service) Authenticate(ctx context.Context, token, resource string) (Grant, error) {
-	if !slices.Contains(s.resources, resource) {
-		return Grant{}, fmt.Errorf("%w: %q is not Maven's MCP server", ErrInvalidToken, resource)
+// Authenticate verifies an agent's bearer token for the URL it was presented at (its MCP
+// server's: "https://maven.example/mcp", or /sse, the same server by the older transport), on
+// every request (docs/design.md#rule-29): a static token of an approved client, wherever it
+// reaches Maven's MCP server (as the voice token does, at any address); or an access token Maven
+// issued, unexpired, bound to exactly that server at that origin, of a client still approved.
+// Anything else is ErrInvalidToken (unknown, expired, revoked, another resource, a refresh token
+// or a code).
+func (s *Service) Authenticate(ctx context.Context, token, presentedAt string) (Grant, error) {
+	resource, ok := mcpResource(presentedAt)
+	if !ok {
+		return Grant{}, fmt.Errorf("%w: %q is not Maven's MCP server", ErrInvalidToken, presentedAt)
 	}
 	if strings.HasPrefix(token, staticPrefix) {
 		id, ok := s.staticClient(token)
@@ -77,4 +81,15 @@ func (s *Service) grant(ctx context.Context, id string, g Grant) (Grant, error) 
 	g = grantOf(c)
 	g.Expires = expires
 	return g, nil
+}
+
+// mcpResource is the resource (RFC 8707) of the MCP server at the URL u: u itself for /mcp, and
+// for /sse, the same server by the older transport, its /mcp; false for any other URL.
+func mcpResource(u string) (string, bool) {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" || p.RawQuery != "" || p.Fragment != "" || p.Scheme != "http" && p.Scheme != "https" ||
+		p.Path != "/mcp" && p.Path != "/sse" {
+		return "", false
+	}
+	return p.Scheme + "://" + p.Host + "/mcp", true
 }

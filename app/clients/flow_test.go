@@ -78,11 +78,16 @@ func TestTokensAreBoundToOneResource(t *testing.T) {
 		"the other one, named": {func(q url.Values) { q.Set("resource", other) }, other, resource},
 	} {
 		tok := f.token(t, id, tc.edit)
-		if _, err := f.svc.Authenticate(ctx, tok, tc.good); err != nil {
-			t.Errorf("%s: at %s: %v", name, tc.good, err)
+		sse := strings.TrimSuffix(tc.good, "/mcp") + "/sse"
+		for _, at := range []string{tc.good, sse} {
+			if _, err := f.svc.Authenticate(ctx, tok, at); err != nil {
+				t.Errorf("%s: at %s: %v", name, at, err)
+			}
 		}
-		if _, err := f.svc.Authenticate(ctx, tok, tc.wrong); !errors.Is(err, clients.ErrInvalidToken) {
-			t.Errorf("%s: at %s: %v, want ErrInvalidToken", name, tc.wrong, err)
+		for _, at := range []string{tc.wrong, "http://192.168.1.5:8080/mcp", "https://elsewhere.example/mcp"} {
+			if _, err := f.svc.Authenticate(ctx, tok, at); !errors.Is(err, clients.ErrInvalidToken) {
+				t.Errorf("%s: at %s: %v, want ErrInvalidToken", name, at, err)
+			}
 		}
 		var n int
 		if err := f.db.QueryRow("SELECT count(*) FROM oauth_tokens WHERE signature = ? OR request LIKE ?", tok, "%"+tok+"%").Scan(&n); err != nil || n != 0 {

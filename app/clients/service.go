@@ -286,9 +286,12 @@ func (s *Service) Revoke(ctx context.Context, clientID, actor string) error {
 	return nil
 }
 
-// RecordCall counts one tool call an agent of the client made (shown on /clients).
-func (s *Service) RecordCall(ctx context.Context, clientID string) error {
-	return s.store.Seen(ctx, clientID, s.now(), 1)
+// RecordCall counts one tool call an agent of the client made (shown on /clients). A failure is
+// logged, not the call's, which has happened.
+func (s *Service) RecordCall(ctx context.Context, clientID string) {
+	if err := s.store.Seen(ctx, clientID, s.now(), 1); err != nil {
+		s.log.Warn("count a client's call", "client", clientID, "err", err)
+	}
 }
 
 // seenNow writes that a token of the client just worked, at most once every seenEvery: its

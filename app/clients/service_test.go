@@ -64,8 +64,9 @@ func (f *fixture) actions(t *testing.T) []string {
 }
 
 // TestStaticTokenIsShownOnceAndStoredHashed: `maven client add` issues an opaque token of 256
-// random bits, kept only as its SHA-256; it opens Maven's MCP server at every configured origin
-// and nothing else, until revoked; a name comes back after a revocation with a new token.
+// random bits, kept only as its SHA-256; it opens Maven's MCP server (/mcp and /sse) wherever it
+// reaches it, as the voice token does, and nothing else, until revoked; a name comes back after
+// a revocation with a new token.
 func TestStaticTokenIsShownOnceAndStoredHashed(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -94,15 +95,16 @@ func TestStaticTokenIsShownOnceAndStoredHashed(t *testing.T) {
 		}
 	}
 
-	for _, res := range []string{resource, "http://localhost:8080/mcp"} {
+	for _, res := range []string{resource, "http://localhost:8080/mcp", origin + "/sse", "http://192.168.1.5:8080/mcp"} {
 		g, err := f.svc.Authenticate(ctx, token, res)
 		if err != nil || g.ClientID != c.ID || g.Name != "Claude Code" || g.AllTools || !slices.Equal(g.ToolIDs, []int64{1, 3}) || !g.Expires.IsZero() {
 			t.Errorf("Authenticate at %s = %+v, %v", res, g, err)
 		}
 	}
 	for name, tc := range map[string]struct{ token, resource string }{
-		"another resource":   {token, "https://elsewhere.example/mcp"},
 		"another path":       {token, origin + "/sse/mcp"},
+		"the root":           {token, origin},
+		"a query":            {token, origin + "/mcp?x=1"},
 		"a token one off":    {token[:len(token)-1] + "x", resource},
 		"the token's prefix": {"mvn_client_", resource},
 		"empty":              {"", resource},

@@ -61,6 +61,7 @@ type Config struct {
 	// Metrics serves GET /metrics to holders of the metrics token (maven metrics-token).
 	Metrics    bool
 	Voice      Voice             // how utterances are heard
+	Notify     Notify            // how the owner is told of a call waiting for approval
 	Tools      []Tool            // local commands, proposed to the allowlist
 	MCPServers map[string]Server // keyed by server name
 
@@ -206,6 +207,7 @@ func (c Config) validate() []*Error {
 			add(indexPath("trusted_proxies", i), fmt.Sprintf("%s has bits set past the prefix length; did you mean %s?", p, p.Masked()))
 		}
 	}
+	errs = append(errs, c.Notify.validate("notify")...)
 	errs = append(errs, validateTools(c.Tools)...)
 	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
 		path := keyPath("mcpServers", name)

@@ -25,7 +25,7 @@ import (
 
 // Keys accepted at the top of the file and in a tool.
 var (
-	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "tools", "mcpServers"}
+	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "notify", "tools", "mcpServers"}
 	toolKeys = []string{"name", "argv"}
 )
 
@@ -119,6 +119,8 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 			cfg.Metrics = d.boolean(raw, key)
 		case "voice":
 			cfg.Voice = d.voice(raw, key)
+		case "notify":
+			cfg.Notify = d.notify(raw, key)
 		case "tools":
 			cfg.Tools = d.tools(raw, key)
 			for i, t := range cfg.Tools {

@@ -415,14 +415,17 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// SecretUsers maps the name of every secret the configured servers refer to onto the servers
-// that refer to it, sorted.
+// SecretUsers maps the name of every secret the config refers to onto the servers that refer
+// to it, sorted; the Home Assistant notifier's token is used by "notify.home_assistant".
 func (c Config) SecretUsers() map[string][]string {
 	users := map[string][]string{}
 	for name, s := range c.MCPServers {
 		for _, ref := range s.SecretRefs() {
 			users[ref] = append(users[ref], name)
 		}
+	}
+	for _, ref := range c.Notify.SecretRefs() {
+		users[ref] = append(users[ref], homeAssistantUser)
 	}
 	for _, servers := range users {
 		slices.Sort(servers)

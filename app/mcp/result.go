@@ -22,7 +22,8 @@ const truncatedMarker = "\n[output truncated]"
 // FlattenResult turns a tool result into the text a voice reply can read out: text contents
 // joined by newlines, other contents named in brackets, or, when there is no content at all,
 // the structured content as JSON. IsError is copied. The text is cut at MaxResultText bytes (on
-// a character boundary) and marked when cut.
+// a character boundary) and marked when cut. The result also keeps the content as an agent is
+// given it, within MaxContentBytes (see agentContent).
 func FlattenResult(res *sdk.CallToolResult) runner.Result {
 	if res == nil {
 		return runner.Result{}
@@ -39,7 +40,8 @@ func FlattenResult(res *sdk.CallToolResult) runner.Result {
 		}
 	}
 	out, truncated := capText(strings.Join(parts, "\n"), MaxResultText)
-	return runner.Result{Output: out, Truncated: truncated, IsError: res.IsError}
+	content, structured := agentContent(res, MaxContentBytes)
+	return runner.Result{Output: out, Truncated: truncated, IsError: res.IsError, Content: content, Structured: structured}
 }
 
 // contentText renders one content block. Binary data is never copied into the text: only its

@@ -6,12 +6,15 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/allowlist"
 )
@@ -56,6 +59,11 @@ type Result struct {
 	Truncated bool
 	// IsError is true for a non-zero exit or an MCP error result.
 	IsError bool
+	// Content is an MCP result's content blocks as an agent is given them, and Structured its
+	// structured content (JSON), both bounded (mcp.MaxContentBytes, docs/design.md#rule-28);
+	// nil for a local command, whose answer is Output alone. Voice reads Output only.
+	Content    []sdk.Content
+	Structured json.RawMessage
 }
 
 // Rows reads the allowlist as it is now; allowlist.Service implements it.

@@ -172,6 +172,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		Guides:         svc.voice,
 		Phrases:        svc.book,
 		Activity:       svc.events,
+		Notifications:  svc.notify,
 		Metrics:        svc.registry,
 		MetricsTokens:  svc.metricsTokens,
 		MetricsGauges:  svc.gauges,
@@ -184,6 +185,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		SecretUsers:    svc.reload.secretUsers,
 		ConfigProblems: svc.problems,
 		Clients:        svc.clients,
+		Agents:         handlers.AgentDeps{Servers: svc.agents, Tokens: agentTokens{svc.clients}},
 	})
 	if err != nil {
 		sessionStore.StopCleanup()

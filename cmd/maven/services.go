@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"maven/app/activity"
+	"maven/app/agents"
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
@@ -17,6 +18,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/notify"
 	"maven/app/oauth"
 	"maven/app/phrases"
 	"maven/app/runner"
@@ -45,13 +47,16 @@ type services struct {
 	credentials *http.Transport // every request that carries a credential (credentialTransport)
 	book        *phrases.Service
 	voice       *voice.Service
-	closers     []func() // what close ends, last first
+	runner      *runner.Executor   // the one run path, voice's and the agents'
+	agents      *agents.Service    // the MCP server agents reach
+	notify      *notify.Dispatcher // tells the owner of calls waiting for approval
+	closers     []func()           // what close ends, last first
 }
 
 // openServices builds the daemon's app services over bdb, in the order each needs the others:
 // the allowlist and the MCP servers (openMCP), the owner's passkeys and tokens, the activity
-// feed's recorders, voice (openVoice); and what a lock and an unlock do to each. Nothing is
-// dialled yet. An error closes what it opened; else the caller closes it.
+// feed's recorders, the notifiers, voice (openVoice); and what a lock and an unlock do to each.
+// Nothing is dialled yet. An error closes what it opened; else the caller closes it.
 func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, err error) {
 	s := &services{daemon: &daemon{started: time.Now(), cfg: st.cfg, listen: st.listen, dataDir: st.flags.dataDir,
 		log: st.log, problems: &config.Problems{},
@@ -93,7 +98,18 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	go s.clients.Run(sweep, 5*time.Minute)
 	s.closers = append(s.closers, stopSweep)
 	startActivity(ctx, s.events, s.vault, s.mcp, st.log)
+	// The notifiers (docs/design.md#rule-30): the VAPID keys are made at the first start; Home
+	// Assistant's token is a secret, sent through the transport a lock empties.
+	if s.notify, err = notify.New(ctx, db.NewPushStore(bdb), notify.Options{Config: st.cfg.Notify, Origins: st.cfg.Origins,
+		CredentialTransport: s.credentials, Activity: s.events, Logger: st.log}); err != nil {
+		return nil, err
+	}
+	s.vault.OnUnlock(s.notify.SetSecrets)
+	s.vault.OnLock(func() { s.notify.SetSecrets(nil) })
 	s.openVoice(st, bdb)
+	if err := s.openAgents(ctx, st); err != nil {
+		return nil, err
+	}
 	// Locking also drops pending voice confirms and every step-up grant, and collects what the
 	// sessions that used secrets leave behind.
 	s.vault.OnLock(s.voice.CancelPending)
@@ -152,8 +168,8 @@ func (s *services) openMCP(ctx context.Context, st startup, bdb *bun.DB) error {
 func (s *services) openVoice(st startup, bdb *bun.DB) {
 	// One phrase book: voice rebuilds its index after the saves the pages make.
 	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
-	executor := runner.New(s.tools, s.mcp, runner.Options{})
-	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: executor, Lock: s.daemon,
+	s.runner = runner.New(s.tools, s.mcp, runner.Options{})
+	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: s.runner, Lock: s.daemon,
 		Phrases: s.book, Activity: s.events}, voice.Options{
 		Origins: st.cfg.Origins, WakeWords: st.cfg.Voice.WakeWords,
 		TurnsPerSecond: st.cfg.Voice.TurnsPerSecond, Burst: st.cfg.Voice.Burst, Logger: st.log,

@@ -34,6 +34,10 @@ type ToolSpec struct {
 	Env  string `json:"env,omitempty"`
 	Echo bool   `json:"echo,omitempty"`
 	Text string `json:"text,omitempty"`
+	// Content, if set, is the result's content as MCP JSON (an array of content blocks: image,
+	// audio, resource, …), and Structured its structured content; they replace Text.
+	Content    json.RawMessage `json:"content,omitempty"`
+	Structured json.RawMessage `json:"structuredContent,omitempty"`
 	// IsError marks every result as a tool error.
 	IsError bool `json:"isError,omitempty"`
 	// DelayMS delays the answer, for calls that must still be running when something happens.
@@ -282,6 +286,9 @@ func (s *Scripted) handler(name string) sdk.ToolHandler {
 			case <-t.C:
 			}
 		}
+		if len(spec.Content) > 0 || len(spec.Structured) > 0 {
+			return scriptedResult(spec)
+		}
 		var text string
 		switch {
 		case spec.Env != "":
@@ -299,6 +306,27 @@ func (s *Scripted) handler(name string) sdk.ToolHandler {
 			IsError: spec.IsError,
 		}, nil
 	}
+}
+
+// scriptedResult is the result of a tool whose spec gives its content as MCP JSON.
+func scriptedResult(spec ToolSpec) (*sdk.CallToolResult, error) {
+	wire := map[string]json.RawMessage{"content": json.RawMessage("[]")}
+	if len(spec.Content) > 0 {
+		wire["content"] = spec.Content
+	}
+	if len(spec.Structured) > 0 {
+		wire["structuredContent"] = spec.Structured
+	}
+	raw, err := json.Marshal(wire)
+	if err != nil {
+		return nil, err
+	}
+	var res sdk.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("the tool's scripted content: %w", err)
+	}
+	res.IsError = spec.IsError
+	return &res, nil
 }
 
 // askOnList sends the client an elicitation request while a tools/list waits, and records its

@@ -1,0 +1,190 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"maven/app/allowlist"
+	"maven/app/mcp"
+)
+
+// entry is one enabled row as agents are shown it: the row as it was read, its tool, and its
+// input schema resolved once for checking calls' arguments.
+type entry struct {
+	row    allowlist.Tool
+	key    string // what the tool shows depends on; another key is another tool
+	tool   *sdk.Tool
+	schema *jsonschema.Resolved
+}
+
+// shownRows is what the enabled rows show, as of the last read, and each row's entry, kept
+// while its key stays the same so that a schema is resolved once per shape, not per call.
+type shownRows struct {
+	changed <-chan struct{} // closed once the rows changed since entries were read
+	entries []*entry
+	byID    map[int64]*entry
+}
+
+// current returns the entries of the enabled rows as they are now: those of the last read if
+// no update committed since, else read again.
+func (r *shownRows) current(ctx context.Context, rows Rows, log *slog.Logger) ([]*entry, error) {
+	if r.changed != nil && !isClosed(r.changed) {
+		return r.entries, nil
+	}
+	changed := rows.Changed()
+	list, err := rows.List(ctx, allowlist.Filter{States: []allowlist.State{allowlist.StateEnabled}})
+	if err != nil {
+		return nil, fmt.Errorf("agents: list the enabled rows: %w", err)
+	}
+	entries := make([]*entry, 0, len(list))
+	byID := make(map[int64]*entry, len(list))
+	for _, row := range list {
+		e := r.byID[row.ID]
+		if e == nil || e.key != shownKey(row) {
+			if e, err = newEntry(row); err != nil {
+				log.Warn("agents: an enabled tool is not offered to agents", "tool", row.Name, "err", err)
+				continue
+			}
+		}
+		entries = append(entries, e)
+		byID[row.ID] = e
+	}
+	r.changed, r.entries, r.byID = changed, entries, byID
+	return entries, nil
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// shownKey is what a row's tool depends on: its approved shape (its fingerprint, or for a row
+// without one the digest of what the owner saw), its local name and its destructive flag.
+func shownKey(row allowlist.Tool) string {
+	return row.ApprovalDigest() + "\x00" + row.Name + "\x00" + strconv.FormatBool(row.Destructive)
+}
+
+// newEntry is what agents are shown of an enabled row (docs/design.md#rule-27): its local
+// name, and the description, input schema and read-only claim of its approved declared shape,
+// its destructive flag as destructiveHint, and nothing else — no title, output schema, icons
+// or _meta, which the fingerprint does not cover. A local command is shown with an empty object
+// schema: it takes no arguments from agents.
+func newEntry(row allowlist.Tool) (*entry, error) {
+	desc, schema, readOnly := row.Description, row.InputSchema, row.ReadOnly
+	switch {
+	case !row.IsMCP():
+		schema = nil
+	case row.Declared != "":
+		d, err := mcp.ParseDeclared(row.Declared)
+		if err != nil {
+			return nil, fmt.Errorf("its declared shape: %w", err)
+		}
+		desc, schema, readOnly = d.Description, d.InputSchema, d.ReadOnlyHint
+	}
+	shown, resolved, err := objectSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	destructive := row.Destructive
+	return &entry{row: row, key: shownKey(row), schema: resolved, tool: &sdk.Tool{
+		Name:        row.Name,
+		Description: desc,
+		InputSchema: shown,
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive},
+	}}, nil
+}
+
+// objectSchema returns the schema to show, and the same schema resolved for checking
+// arguments. The schema is shown as approved, byte for byte, but for one thing: a call's
+// arguments are always an object, so a schema that names no type (none at all, {}) is shown
+// with "type": "object" first. One that names another type cannot describe a tool's arguments
+// and is refused.
+func objectSchema(raw json.RawMessage) (json.RawMessage, *jsonschema.Resolved, error) {
+	shown := bytes.TrimSpace(raw)
+	if len(shown) == 0 || string(shown) == "null" {
+		shown = []byte("{}")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(shown, &m); err != nil || m == nil {
+		return nil, nil, fmt.Errorf("its input schema is not a JSON object")
+	}
+	switch typ, ok := m["type"]; {
+	case !ok:
+		rest := bytes.TrimSpace(shown[1:])
+		if rest[0] == '}' {
+			shown = []byte(`{"type":"object"}`)
+		} else {
+			shown = append([]byte(`{"type":"object",`), rest...)
+		}
+	case string(typ) != `"object"`:
+		return nil, nil, fmt.Errorf("its input schema's type is %s, not \"object\"", typ)
+	}
+	// The checking copy is validated as draft 2020-12 when it names a draft jsonschema-go
+	// cannot validate (its validate.go: draft-07 and 2020-12): an older draft's keywords are
+	// read as 2020-12's, rather than no call fitting at all.
+	checking := shown
+	if v, ok := m["$schema"]; ok {
+		var name string
+		if json.Unmarshal(v, &name) != nil || !validatable[name] {
+			delete(m, "$schema")
+			m["type"] = json.RawMessage(`"object"`)
+			var err error
+			if checking, err = json.Marshal(m); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(checking, &s); err != nil {
+		return nil, nil, fmt.Errorf("its input schema: %w", err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("its input schema cannot be resolved: %w", err)
+	}
+	return json.RawMessage(shown), resolved, nil
+}
+
+// validatable are the $schema values jsonschema-go validates.
+var validatable = map[string]bool{
+	"http://json-schema.org/draft-07/schema#":      true,
+	"https://json-schema.org/draft-07/schema#":     true,
+	"https://json-schema.org/draft/2020-12/schema": true,
+}
+
+// errArgsNotObject refuses arguments that are not a JSON object.
+var errArgsNotObject = errors.New("the arguments must be a JSON object")
+
+// arguments reads a call's raw arguments (absent or null: none) and checks them against the
+// row's approved input schema: a missing required property, a wrong type, a property the
+// schema forbids, each named in the error (docs/design.md#rule-28).
+func (e *entry) arguments(raw json.RawMessage) (map[string]any, error) {
+	args := map[string]any{}
+	if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
+		var v any
+		if err := json.Unmarshal(t, &v); err != nil {
+			return nil, errArgsNotObject
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, errArgsNotObject
+		}
+		args = m
+	}
+	if err := e.schema.Validate(args); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
