@@ -482,10 +482,13 @@ func TestConsentRefusesCrossOriginAndFraming(t *testing.T) {
 	var asked beginAnswer
 	json.Unmarshal(b.htmx(http.MethodPost, "/oauth/authorize/"+id, everyTool).Body.Bytes(), &asked)
 	b.mustStepUp(a, *asked.StepUp)
-	b.siteHeader, b.origin = "cross-site", "https://evil.example"
-	for _, path := range []string{"/oauth/authorize/" + id, "/oauth/authorize/" + id + "/deny"} {
-		if rec := b.htmx(http.MethodPost, path, everyTool); rec.Code != http.StatusForbidden || rec.Header().Get("HX-Redirect") != "" {
-			t.Errorf("a cross-site POST %s: %d %v", path, rec.Code, rec.Header())
+	// Another site's page, by its Origin, or by Fetch Metadata alone.
+	for _, from := range [][2]string{{"cross-site", "https://evil.example"}, {"cross-site", ""}, {"", "https://evil.example"}} {
+		b.siteHeader, b.origin = from[0], from[1]
+		for _, path := range []string{"/oauth/authorize/" + id, "/oauth/authorize/" + id + "/deny"} {
+			if rec := b.htmx(http.MethodPost, path, everyTool); rec.Code != http.StatusForbidden || rec.Header().Get("HX-Redirect") != "" {
+				t.Errorf("a POST %s from %v: %d %v", path, from, rec.Code, rec.Header())
+			}
 		}
 	}
 	c, err := f.clients.Client(context.Background(), cfg.ClientID)

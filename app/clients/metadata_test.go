@@ -91,6 +91,10 @@ func TestDocumentsThatCannotBeUsed(t *testing.T) {
 			fmt.Fprint(w, strings.Replace(docJSON(""), "https://vscode.dev/redirect", "http://evil.example/cb", 1))
 		}, ErrInvalid},
 		"an HTTP redirect": {func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/elsewhere.json" {
+				fmt.Fprint(w, docJSON("")) // what a followed redirect would take
+				return
+			}
 			http.Redirect(w, r, "https://client.example/elsewhere.json", http.StatusFound)
 		}, nil},
 		"not JSON":  {func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>") }, ErrInvalid},
