@@ -616,9 +616,12 @@ func TestRegistrationFloodFromOneSource(t *testing.T) {
 	}
 }
 
-// TestHomeAssistantShapedRegistration: Home Assistant's registration (homeassistant/components/mcp
-// registration.py) is answered as it needs, and its authorization, which sends no resource, is
-// bound to Maven's MCP server at the origin it came to.
+// TestHomeAssistantShapedRegistration: Home Assistant's registration (home-assistant/core
+// homeassistant/components/mcp/registration.py, async_register_dynamic_client, at commit
+// 00b00102104c57ec28e05371131a97d38c4be956) is answered as its _parse_registration_response
+// needs, and its authorization (config_flow.py's extra_authorize_data: access_type=offline,
+// prompt=consent, PKCE by LocalOAuth2ImplementationWithPkce, no resource) is bound to Maven's
+// MCP server at the origin it came to.
 func TestHomeAssistantShapedRegistration(t *testing.T) {
 	f := newFixture(t)
 	a := authtest.New(testOrigin)
