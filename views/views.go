@@ -60,12 +60,13 @@ func models() map[string]any {
 	return map[string]any{
 		PageTools: ToolsPage{}, PagePasskeys: PasskeysPage{}, PageSetup: SetupPage{}, PageLogin: LoginPage{},
 		PageError: ErrorPage{}, PageUnlock: UnlockPage{}, PageSecrets: SecretsPage{}, PageActivity: ActivityPage{},
-		PageWrongHost: WrongHostPage{},
+		PageWrongHost: WrongHostPage{}, PageConsent: ConsentPage{}, PageClients: ClientsPage{},
 
 		PartialToolList: ToolList{}, PartialToolRow: ToolRow{}, PartialToolChanged: RowChange{},
 		PartialServers: ServersCard{}, PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{},
 		PartialSecrets: SecretsCard{}, PartialRecovery: RecoveryCard{}, PartialActivityList: ActivityList{},
-		PartialPush: PushCard{},
+		PartialClientList: ClientList{},
+		PartialPush:       PushCard{},
 
 		// The partials only other templates include.
 		"shared/_origin_check": Reach{}, "shared/_reach_fix": Reach{}, "shared/_prf": nil, // _prf reads nothing

@@ -36,22 +36,34 @@ const (
 	// Its item's digest names the server, its authorization server and the scopes, as the
 	// servers card showed them (a server has no id).
 	ActionSignIn Action = "sign_in_server"
+	// ActionConsentClient lets an agents' client connect (docs/design.md#rule-29): its item's
+	// digest names the authorization request, the client id, the redirect URI and the tools
+	// the owner ticked, as the consent page showed them (clients.ConsentDigest).
+	ActionConsentClient Action = "consent_client"
+	// ActionClientTools changes the tools a client's agents see; its item's digest names the
+	// client and the new set (clients.ToolsDigest).
+	ActionClientTools Action = "client_tools"
 )
 
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSetLimits, ActionSignIn:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSetLimits, ActionSignIn,
+		ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row, enabled or given phrases or limits; what a server asks a sign-in for): each
-// item must name the fingerprint the owner's page showed.
+// eyes (a tool row, enabled or given phrases or limits; what a server asks a sign-in for; what
+// a client asks for and is given): each item must name the fingerprint the owner's page showed.
 func shownAction(a Action) bool {
-	return a == ActionEnableTool || a == ActionSetPhrases || a == ActionSetLimits || a == ActionSignIn
+	switch a {
+	case ActionEnableTool, ActionSetPhrases, ActionSetLimits, ActionSignIn, ActionConsentClient, ActionClientTools:
+		return true
+	}
+	return false
 }
 
 // Limits of an Approval.

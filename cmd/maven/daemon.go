@@ -15,6 +15,7 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
+	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/ipc"
 	"maven/app/mcp"
@@ -41,6 +42,8 @@ type daemon struct {
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
 	events        *activity.Log // what `events` reads
+	// clients are the agents' clients: `maven client` adds, lists and revokes them.
+	clients *clients.Service
 	// problems are what the config holds that the daemon started despite.
 	problems *config.Problems
 	// backup writes a consistent copy of the database to a path (db.Backup).
@@ -68,6 +71,9 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"secret_list":          d.ipcSecretList,
 		"backup":               d.ipcBackup,
 		"reload":               d.reload.ipcReload,
+		"clients":              d.ipcClients,
+		"client_add":           d.ipcClientAdd,
+		"client_revoke":        d.ipcClientRevoke,
 	}
 }
 

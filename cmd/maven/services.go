@@ -9,10 +9,12 @@ import (
 	"github.com/uptrace/bun"
 
 	"maven/app/activity"
+	"maven/app/agents"
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
+	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
@@ -45,6 +47,8 @@ type services struct {
 	credentials *http.Transport // every request that carries a credential (credentialTransport)
 	book        *phrases.Service
 	voice       *voice.Service
+	runner      *runner.Executor   // the one run path, voice's and the agents'
+	agents      *agents.Service    // the MCP server agents reach
 	notify      *notify.Dispatcher // tells the owner of calls waiting for approval
 	closers     []func()           // what close ends, last first
 }
@@ -83,6 +87,16 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	}); err != nil {
 		return nil, err
 	}
+	// The agents' clients and Maven's authorization server (docs/design.md#rule-29); what
+	// expires of them is swept while the daemon runs.
+	if s.clients, err = clients.New(ctx, db.NewClientStore(bdb), db.NewSettingsStore(bdb), clients.Options{
+		Origins: st.cfg.Origins, Activity: s.events, Logger: st.log,
+	}); err != nil {
+		return nil, err
+	}
+	sweep, stopSweep := context.WithCancel(ctx)
+	go s.clients.Run(sweep, 5*time.Minute)
+	s.closers = append(s.closers, stopSweep)
 	startActivity(ctx, s.events, s.vault, s.mcp, st.log)
 	// The notifiers (docs/design.md#rule-30): the VAPID keys are made at the first start; Home
 	// Assistant's token is a secret, sent through the transport a lock empties.
@@ -93,6 +107,9 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	s.vault.OnUnlock(s.notify.SetSecrets)
 	s.vault.OnLock(func() { s.notify.SetSecrets(nil) })
 	s.openVoice(st, bdb)
+	if err := s.openAgents(ctx, st); err != nil {
+		return nil, err
+	}
 	// Locking also drops pending voice confirms and every step-up grant, and collects what the
 	// sessions that used secrets leave behind.
 	s.vault.OnLock(s.voice.CancelPending)
@@ -151,8 +168,8 @@ func (s *services) openMCP(ctx context.Context, st startup, bdb *bun.DB) error {
 func (s *services) openVoice(st startup, bdb *bun.DB) {
 	// One phrase book: voice rebuilds its index after the saves the pages make.
 	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
-	executor := runner.New(s.tools, s.mcp, runner.Options{})
-	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: executor, Lock: s.daemon,
+	s.runner = runner.New(s.tools, s.mcp, runner.Options{})
+	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: s.runner, Lock: s.daemon,
 		Phrases: s.book, Activity: s.events}, voice.Options{
 		Origins: st.cfg.Origins, WakeWords: st.cfg.Voice.WakeWords,
 		TurnsPerSecond: st.cfg.Voice.TurnsPerSecond, Burst: st.cfg.Voice.Burst, Logger: st.log,
