@@ -67,8 +67,8 @@ type Limit struct {
 	Pattern string // KindPattern
 }
 
-// keywords are the limit as the JSON Schema keywords it adds to its property's schema.
-func (l Limit) keywords() map[string]any {
+// Keywords are the limit as the JSON Schema keywords it adds to its property's schema.
+func (l Limit) Keywords() map[string]any {
 	m := map[string]any{}
 	put := func(key string, f *float64) {
 		if f != nil {
@@ -166,7 +166,7 @@ func (s Set) Empty() bool { return len(s.Props) == 0 && !s.RunUnasked }
 func (s Set) value() map[string]any {
 	props := make(map[string]any, len(s.Props))
 	for name, l := range s.Props {
-		props[name] = l.keywords()
+		props[name] = l.Keywords()
 	}
 	return map[string]any{"properties": props, "run_without_asking": s.RunUnasked}
 }

@@ -36,7 +36,7 @@ func Narrow(schema json.RawMessage, set Set) (json.RawMessage, error) {
 			return nil, fmt.Errorf("narrow the input schema: no property %q to limit", name)
 		}
 		l := set.Props[name]
-		for key, v := range l.keywords() {
+		for key, v := range l.Keywords() {
 			b, err := json.Marshal(v)
 			if err != nil {
 				return nil, fmt.Errorf("narrow %q: %w", name, err)
