@@ -303,6 +303,7 @@ var actionLabels = map[string]string{
 	"disabled":                     "Disabled",
 	"withdrawn":                    "Withdrawn",
 	"phrases_set":                  "Phrases saved",
+	"limits_set":                   "Limits saved",
 	activity.ActionPasskeyAdded:    "Passkey added",
 	activity.ActionPasskeyRenamed:  "Passkey renamed",
 	activity.ActionPasskeyRemoved:  "Passkey removed",
@@ -391,6 +392,7 @@ var factKeys = []struct{ key, label string }{
 	{"reason", "Why"},
 	{"command", "Command line"},
 	{"phrases", "Phrases"},
+	{"limits", "Limits"},
 	{"changed", "Changed"},
 	{"destructive_raised", "Destructive"},
 	{"old_name", "Renamed from"},
@@ -424,6 +426,8 @@ func facts(detail map[string]any) []views.Fact {
 			if len(f.Value) == 0 {
 				f.Value, f.Code = text("none (cleared)"), false
 			}
+		case "limits":
+			f.Value = text(limitsFact(val))
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
 		case "notifier":
