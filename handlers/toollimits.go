@@ -142,13 +142,15 @@ func limitsForm(rowID int64, schema arglimits.Schema, d arglimits.Draft, problem
 		v := views.LimitProp{ID: fmt.Sprintf("limit-%d-%d", rowID, i), Name: name, NameText: text(name),
 			Holds: p.Words(), Required: p.Required, Kind: string(dl.Kind), Fields: fieldsOf(name),
 			Value: dl.Value, Values: strings.Join(dl.Values, "\n"), Min: dl.Min, Max: dl.Max, Pattern: dl.Pattern,
-			String: p.Type == arglimits.TypeString, Integer: p.Type == arglimits.TypeInteger,
-			Error: text(strings.Join(byProp[name], "; "))}
+			String: p.Type == arglimits.TypeString,
+			Error:  text(strings.Join(byProp[name], "; "))}
 		if p.Type == "" {
 			v.Holds, v.Unlimitable = "", p.Unlimitable
 		}
 		for _, k := range p.Kinds() {
 			v.Kinds = append(v.Kinds, views.Option{Value: string(k), Label: k.Words(), Selected: k == dl.Kind})
+			v.TakesBounds = v.TakesBounds || k == arglimits.KindRange || k == arglimits.KindLength
+			v.TakesPattern = v.TakesPattern || k == arglimits.KindPattern
 		}
 		for _, c := range p.Choices() {
 			value := arglimits.ChoiceText(c)

@@ -46,8 +46,11 @@ type LimitProp struct {
 	// What the owner wrote: the fixed value, the allowed values one a line, the bounds (of a
 	// range, or of a length) and the pattern.
 	Value, Values, Min, Max, Pattern string
-	// String: it holds text, so its bounds are of a length; Integer: whole numbers.
-	String, Integer bool
+	// TakesBounds and TakesPattern: it takes a range or a length, and a pattern; every
+	// property that takes a limit takes a fixed value and allowed values.
+	TakesBounds, TakesPattern bool
+	// String: it holds text, so its bounds are of a length.
+	String bool
 }
 
 // LimitFields are the names of one property's fields on the limits form.
