@@ -328,7 +328,9 @@ func (af *agentsFixture) session(t *testing.T, header http.Header) string {
 }
 
 // TestAgentsNeedATokenAndTheRightOriginAndHost: without a token, or with one no client holds,
-// /mcp and /sse answer 401 naming the protected-resource metadata; an Origin that is not
+// /mcp and /sse answer 401 naming the protected-resource metadata (/sse its own, whose resource
+// is /sse); with a token, a POST to /sse naming no session (a client trying streamable HTTP
+// first) is 405, which sends it to the SSE transport's GET; an Origin that is not
 // configured is refused (403) before the token is read; on this loopback listener a Host that
 // is neither loopback nor a configured origin's is refused (403, a DNS rebinding) while a
 // reverse proxy's Host (https://maven.example's) passes; the token is checked for the URL it
@@ -336,7 +338,6 @@ func (af *agentsFixture) session(t *testing.T, header http.Header) string {
 func TestAgentsNeedATokenAndTheRightOriginAndHost(t *testing.T) {
 	w, _ := agentsWorld(t, agentstest.Options{})
 	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
-	wantChallenge := `Bearer resource_metadata="` + af.url + `/.well-known/oauth-protected-resource"`
 	for _, c := range []struct {
 		name, path string
 		header     http.Header
@@ -345,6 +346,7 @@ func TestAgentsNeedATokenAndTheRightOriginAndHost(t *testing.T) {
 		{"no token", "/mcp", nil, http.StatusUnauthorized},
 		{"a token no client holds", "/mcp", http.Header{"Authorization": {"Bearer nope"}}, http.StatusUnauthorized},
 		{"no token at /sse", "/sse", nil, http.StatusUnauthorized},
+		{"a streamable POST at /sse", "/sse", http.Header{"Authorization": {"Bearer token-a"}}, http.StatusMethodNotAllowed},
 		{"a foreign Origin", "/mcp", http.Header{"Authorization": {"Bearer token-a"}, "Origin": {"http://evil.example"}}, http.StatusForbidden},
 		{"a foreign Origin, no token", "/mcp", http.Header{"Origin": {"http://evil.example"}}, http.StatusForbidden},
 		{"a rebound Host", "/mcp", http.Header{"Authorization": {"Bearer token-a"}, "Host": {"evil.example"}}, http.StatusForbidden},
@@ -357,8 +359,16 @@ func TestAgentsNeedATokenAndTheRightOriginAndHost(t *testing.T) {
 		if res.StatusCode != c.status {
 			t.Errorf("%s: %d, want %d", c.name, res.StatusCode, c.status)
 		}
+		metadata := "/.well-known/oauth-protected-resource"
+		if c.path == "/sse" {
+			metadata += "/sse"
+		}
+		wantChallenge := `Bearer resource_metadata="` + af.url + metadata + `"`
 		if c.status == http.StatusUnauthorized && res.Header.Get("WWW-Authenticate") != wantChallenge {
 			t.Errorf("%s: WWW-Authenticate %q, want %q", c.name, res.Header.Get("WWW-Authenticate"), wantChallenge)
+		}
+		if c.status == http.StatusMethodNotAllowed && res.Header.Get("Allow") != http.MethodGet {
+			t.Errorf("%s: Allow %q", c.name, res.Header.Get("Allow"))
 		}
 	}
 	af.tokens.mu.Lock()
