@@ -131,7 +131,11 @@ func limitsForm(rowID int64, schema arglimits.Schema, d arglimits.Draft, problem
 	var general []views.Text
 	for _, p := range problems {
 		if _, ok := schema.Props[p.Property]; !ok {
-			general = append(general, text(strings.TrimSpace(p.Property+" "+p.Err.Error())))
+			msg := p.Err.Error()
+			if p.Property != "" {
+				msg = p.Property + ": " + msg
+			}
+			general = append(general, text(msg))
 			continue
 		}
 		byProp[p.Property] = append(byProp[p.Property], p.Err.Error())

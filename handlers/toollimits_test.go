@@ -203,9 +203,9 @@ func TestRunWithoutAskingIsShownPlainly(t *testing.T) {
 }
 
 // TestLimitsTheSchemaContradictsAreRefusedBesideTheField: before any passkey, a range wider than
-// the server's own, a value outside its enum, a pattern that does not compile and running
-// unasked with no limit are each refused with 422 and the reason beside the field at fault,
-// which is marked invalid; every field keeps what the owner wrote; nothing is saved.
+// the server's own, a pattern that does not compile, running unasked with no limit and a
+// property the schema does not have are each refused with 422 and the reason beside the field
+// at fault, which is marked invalid; every field keeps what the owner wrote; nothing is saved.
 func TestLimitsTheSchemaContradictsAreRefusedBesideTheField(t *testing.T) {
 	f := newFixture(t)
 	a := authtest.New(testOrigin)
@@ -250,6 +250,13 @@ func TestLimitsTheSchemaContradictsAreRefusedBesideTheField(t *testing.T) {
 	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(text, "to run calls without asking, set at least one limit") ||
 		!strings.Contains(text, `limits-problems-`+itoa(tool.ID)+`" aria-invalid="true"`) {
 		t.Fatalf("running unasked with no limit: %d %s", res.StatusCode, text)
+	}
+
+	// A property the schema does not have (a page of another shape, or a hand-made form).
+	res = b.saveLimits(tool, limitsForm(tool, map[string]string{"kind:nope": "fixed", "value:nope": "x"}, false))
+	text = html.UnescapeString(body(t, res))
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(text, "nope: not a property of this tool") {
+		t.Fatalf("a property the schema does not have: %d %s", res.StatusCode, text)
 	}
 
 	// Without htmx (a plain form post) the error page says the same, in general.
