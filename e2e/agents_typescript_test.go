@@ -161,8 +161,8 @@ func typeScriptJourney(t *testing.T, w *peersWorld) {
 	var ask tsEvent
 	select {
 	case ask = <-ts.authorize:
-	case <-time.After(actionTimeout):
-		t.Fatalf("the SDK never sent the browser to sign in:\n%s", ts.stderr.String())
+	case <-time.After(nodeStartTimeout):
+		t.Fatalf("the SDK never sent the browser to sign in within %s:\n%s", nodeStartTimeout, ts.stderr.String())
 	}
 	if q := authorizeQuery(t, ask.URL); q.Get("code_challenge_method") != "S256" || q.Get("resource") != w.m.URL("/mcp") || q.Get("state") == "" {
 		t.Errorf("the SDK's authorization request: %v", q)
