@@ -282,7 +282,7 @@ func (s *server) activityFilters(r *http.Request, view activityView) (views.Acti
 
 // kindLabels name the kinds of entry on the switch.
 var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.KindAgents: "Agents",
-	activity.KindChanges: "Changes", activity.KindServers: "Servers"}
+	activity.KindApprovals: "Approvals", activity.KindChanges: "Changes", activity.KindServers: "Servers"}
 
 // actionLabels name the feed's actions in words; any other is shown as it is recorded.
 var actionLabels = map[string]string{

@@ -32,22 +32,35 @@ const (
 	// Its item's digest names the server, its authorization server and the scopes, as the
 	// servers card showed them (a server has no id).
 	ActionSignIn Action = "sign_in_server"
+	// ActionApproveCall runs one pending call (docs/design.md#rule-30): its target is the call's
+	// id and its digest the call's binding, H(id ‖ fingerprint ‖ canonical arguments ‖ expiry)
+	// (pending.Binding), as its page showed it.
+	ActionApproveCall Action = "approve_call"
+	// ActionSetConfirm sets how a destructive row's voice calls are confirmed, by a spoken yes or
+	// on the phone (docs/design.md#rule-32): its digest names the setting and the row's
+	// fingerprint as the page showed them ("phone sha256:…").
+	ActionSetConfirm Action = "set_confirm"
 )
 
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSignIn:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSignIn,
+		ActionApproveCall, ActionSetConfirm:
 		return true
 	}
 	return false
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row, enabled or given phrases; what a server asks a sign-in for): each item must
-// name the fingerprint the owner's page showed.
+// eyes (a tool row, enabled, given phrases or its confirmation; what a server asks a sign-in
+// for; a pending call): each item must name the fingerprint the owner's page showed.
 func shownAction(a Action) bool {
-	return a == ActionEnableTool || a == ActionSetPhrases || a == ActionSignIn
+	switch a {
+	case ActionEnableTool, ActionSetPhrases, ActionSignIn, ActionApproveCall, ActionSetConfirm:
+		return true
+	}
+	return false
 }
 
 // Limits of an Approval.
