@@ -128,8 +128,9 @@ type Recorder interface {
 	Append(ctx context.Context, events ...activity.Event) error
 }
 
-// Deps are the services a voice turn uses. Phrases and Activity may be nil: no phrases, and
-// turns go unrecorded (tests that are about something else).
+// Deps are the services a voice turn uses. Phrases, Activity and Pending may be nil: no
+// phrases, turns go unrecorded, and a row set to confirm on the phone is refused (tests that
+// are about something else).
 type Deps struct {
 	Rows     Rows
 	Binder   Binder
@@ -137,6 +138,7 @@ type Deps struct {
 	Lock     LockState
 	Phrases  Phrases
 	Activity Recorder
+	Pending  Pending
 }
 
 // Options tune the service; zero values take the defaults.
