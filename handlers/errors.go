@@ -143,6 +143,9 @@ func classify(err error) problem {
 	if p, ok := notifyProblem(err); ok {
 		return p
 	}
+	if p, ok := pendingProblem(err); ok {
+		return p
+	}
 	switch {
 	case errors.Is(err, errBadRequest):
 		return problem{http.StatusBadRequest, "The request could not be read.", info}

@@ -52,6 +52,8 @@ type Deps struct {
 	// Notifications keeps the browsers subscribed to Web Push, and sends the test of the
 	// notifications card.
 	Notifications Notifications
+	// Approvals are the calls that wait for the owner's approval on the phone.
+	Approvals Approvals
 	// Metrics counts requests and serves GET /metrics to holders of a token MetricsTokens
 	// accepts, with MetricsGauges read at each scrape. Optional: nil with "metrics": false, and
 	// then nothing is counted and /metrics is not served.
@@ -101,7 +103,7 @@ func (d Deps) missing() []string {
 		{"Commands", d.Commands != nil}, {"Wake", d.Wake != nil}, {"SignIn", d.SignIn != nil},
 		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
 		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
-		{"Notifications", d.Notifications != nil},
+		{"Notifications", d.Notifications != nil}, {"Approvals", d.Approvals != nil},
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
@@ -137,6 +139,7 @@ type server struct {
 	phrases       PhraseBook
 	activity      ActivityFeed
 	notify        Notifications
+	approvals     Approvals
 	views         *views.Templates
 	assets        *Assets
 	now           func() time.Time
@@ -174,7 +177,7 @@ func New(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
 		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
-		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications,
+		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications, approvals: d.Approvals,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 	}
@@ -211,12 +214,12 @@ func New(d Deps) (http.Handler, error) {
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /passkeys, /secrets, /activity, /step-up/*, /lock, /push/*, and their
-//	            actions
+//	signed-in   /tools, /approvals, /passkeys, /secrets, /activity, /step-up/*, /lock, /push/*,
+//	            and their actions
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
-//	            removing a passkey, setting or deleting a secret, a new recovery code
-//	            (stepUpRoutes)
+//	            removing a passkey, setting or deleting a secret, a new recovery code, approving
+//	            a pending call, how a row is confirmed (stepUpRoutes)
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address, or per browser a
@@ -278,6 +281,8 @@ func (s *server) routes() http.Handler {
 
 			// Signed in; polling does not count as activity.
 			r.With(s.requireOwner(true)).Get("/tools/servers", s.handle(s.serversCardGet))
+			r.With(s.requireOwner(true)).Get("/approvals/list", s.handle(s.approvalsListGet))
+			r.With(s.requireOwner(true)).Get("/approvals/{id}/status", s.handle(s.approvalStatusGet))
 
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireOwner(false))
@@ -295,6 +300,9 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
+				r.Get("/approvals", s.handle(s.approvalsPage))
+				r.Get("/approvals/{id}", s.handle(s.approvalPage))
+				r.Post("/approvals/{id}/deny", s.handle(s.approvalDenyPost))
 				r.Post("/push/subscribe", s.handle(s.pushSubscribePost))
 				r.Post("/push/unsubscribe", s.handle(s.pushUnsubscribePost))
 				r.Post("/push/test", s.handle(s.pushTestPost))
@@ -333,6 +341,10 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 	r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 	r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))
+	// A pending call runs only with a step-up naming its binding as its page showed it
+	// (docs/design.md#rule-30); how a row is confirmed, with one naming the setting and its shape.
+	r.With(s.requireStepUp(callAsShown)).Post("/approvals/{id}/approve", s.handle(s.approvalApprovePost))
+	r.With(s.requireStepUp(confirmAsShown)).Post("/tools/{id}/confirm", s.handle(s.toolConfirmPost))
 }
 
 // home sends the browser where it belongs.
