@@ -19,6 +19,7 @@ import (
 	"maven/app/ipc"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/pending"
 	"maven/app/reveal"
 	"maven/app/vault"
 )
@@ -41,6 +42,8 @@ type daemon struct {
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
 	events        *activity.Log // what `events` reads
+	// pending are the calls waiting for the owner's approval: `approvals` lists them.
+	pending *pending.Service
 	// problems are what the config holds that the daemon started despite.
 	problems *config.Problems
 	// backup writes a consistent copy of the database to a path (db.Backup).
@@ -52,7 +55,7 @@ type daemon struct {
 func (d *daemon) Locked() bool { return d.vault.Locked() }
 
 // ipcMethods is the whole IPC surface. There is deliberately no method that enables or calls a
-// tool: those need the owner's passkey on the web page.
+// tool, or approves a pending call: those need the owner's passkey on the web page.
 func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 	return map[string]ipc.HandlerFunc{
 		"status":               d.ipcStatus,
@@ -68,6 +71,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"secret_list":          d.ipcSecretList,
 		"backup":               d.ipcBackup,
 		"reload":               d.reload.ipcReload,
+		"approvals":            d.ipcApprovals,
 	}
 }
 

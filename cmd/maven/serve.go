@@ -173,6 +173,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		Phrases:        svc.book,
 		Activity:       svc.events,
 		Notifications:  svc.notify,
+		Approvals:      svc.pending,
 		Metrics:        svc.registry,
 		MetricsTokens:  svc.metricsTokens,
 		MetricsGauges:  svc.gauges,

@@ -18,6 +18,7 @@ import (
 	"maven/app/metrics"
 	"maven/app/notify"
 	"maven/app/oauth"
+	"maven/app/pending"
 	"maven/app/phrases"
 	"maven/app/runner"
 	"maven/app/vault"
@@ -46,6 +47,7 @@ type services struct {
 	book        *phrases.Service
 	voice       *voice.Service
 	notify      *notify.Dispatcher // tells the owner of calls waiting for approval
+	runner      *runner.Executor   // the one run path: voice's turns and approved calls
 	closers     []func()           // what close ends, last first
 }
 
@@ -92,6 +94,9 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	}
 	s.vault.OnUnlock(s.notify.SetSecrets)
 	s.vault.OnLock(func() { s.notify.SetSecrets(nil) })
+	if err := s.openPending(ctx, st, bdb); err != nil {
+		return nil, err
+	}
 	s.openVoice(st, bdb)
 	// Locking also drops pending voice confirms and every step-up grant, and collects what the
 	// sessions that used secrets leave behind.
@@ -146,14 +151,34 @@ func (s *services) openMCP(ctx context.Context, st startup, bdb *bun.DB) error {
 	return nil
 }
 
+// openPending builds the one run path and the pending calls (docs/design.md#rule-30): a call a
+// crash left running is marked interrupted before anything can approve, and from then on calls
+// expire and are voided as their rows change, until the services close.
+func (s *services) openPending(ctx context.Context, st startup, bdb *bun.DB) error {
+	s.runner = runner.New(s.tools, s.mcp, runner.Options{})
+	var err error
+	if s.pending, err = pending.New(pending.Deps{Store: db.NewPendingStore(bdb), Rows: s.tools, Runner: s.runner, Lock: s.daemon,
+		Notifier: s.notify, Activity: s.events, Canonical: mcp.Canonicalize}, pending.Options{
+		TTL: st.cfg.Agents.ApprovalTTL, Wait: st.cfg.Agents.ApprovalWait, Logger: st.log,
+	}); err != nil {
+		return err
+	}
+	if err := s.pending.Recover(ctx); err != nil {
+		return err
+	}
+	// Closed last first: the round stops, then the notices being sent finish.
+	s.closers = append(s.closers, s.pending.Close, runUntilStopped(ctx, s.pending.Run))
+	return nil
+}
+
 // openVoice builds the phrase book and voice, whose turns run enabled rows through the runner
-// and are counted by outcome when metrics are on.
+// (or, for a row confirmed on the phone, become pending calls) and are counted by outcome when
+// metrics are on.
 func (s *services) openVoice(st startup, bdb *bun.DB) {
 	// One phrase book: voice rebuilds its index after the saves the pages make.
 	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
-	executor := runner.New(s.tools, s.mcp, runner.Options{})
-	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: executor, Lock: s.daemon,
-		Phrases: s.book, Activity: s.events}, voice.Options{
+	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: s.runner, Lock: s.daemon,
+		Phrases: s.book, Activity: s.events, Pending: s.pending}, voice.Options{
 		Origins: st.cfg.Origins, WakeWords: st.cfg.Voice.WakeWords,
 		TurnsPerSecond: st.cfg.Voice.TurnsPerSecond, Burst: st.cfg.Voice.Burst, Logger: st.log,
 		OnTurn: func(o voice.Outcome) {
