@@ -46,3 +46,13 @@ func order(r int) [2]int {
 	}
 	return [2]int{1, 0}
 }
+
+// reportBoot adds boot to ready with 0 vs 10 black-holed servers.
+func reportBoot(t *testing.T, e *benchEnv, rep *report) {
+	boot0, boot10 := benchBoot(t, e.bin, e.holes, e.n(61))
+	rep.versus("Boot to ready (`maven serve` → `/healthz` 200), 10 black-holed servers",
+		boot10, boot0, "no servers", targetBootRatio)
+	rep.raw("boot, no servers", boot0)
+	rep.raw("boot, 10 black-holed servers", boot10)
+
+}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -97,4 +98,21 @@ func countRows(t *testing.T, bdb *bun.DB, server string) int {
 		t.Fatal(err)
 	}
 	return int(n)
+}
+
+// reportChurn adds what a minute of two hostile servers churning their tools writes.
+func reportChurn(t *testing.T, e *benchEnv, rep *report) {
+	redefiner, renamer := benchChurn(t, buildScripted(t, e.dir), churnRun)
+	rep.add("Audit rows (`tool_events`) written by a server redefining 100 tools every 200 ms, in 60 s",
+		fmt.Sprint(redefiner.events))
+	rep.add("Tool rows and audit rows left by a server renaming 100 tools every 200 ms, in 60 s",
+		fmt.Sprintf("%d rows, %d events", renamer.rows, renamer.events))
+	for _, c := range []struct {
+		name string
+		churnServer
+	}{{"redefiner", redefiner}, {"renamer", renamer}} {
+		rep.rawLine(fmt.Sprintf("churn, %s: %d complete lists reconciled, %d rows, %d events, %d repeat counts; ends %s %q",
+			c.name, c.refreshes, c.rows, c.events, c.repeats, c.status.State, c.status.LastError))
+	}
+
 }

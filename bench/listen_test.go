@@ -103,3 +103,15 @@ func benchListen(t *testing.T, scripted string, transport config.Transport, n in
 	}
 	return took
 }
+
+// reportListen adds how soon a 2026-07-28 server's list change puts a row back in proposed.
+func reportListen(t *testing.T, e *benchEnv, rep *report) {
+	scripted := buildScripted(t, e.dir)
+	for _, transport := range []config.Transport{config.TransportHTTP, config.TransportStdio} {
+		took := benchListen(t, scripted, transport, e.n(20))
+		rep.add(fmt.Sprintf("A 2026-07-28 server (%s) redefines an enabled tool → its row back in `proposed`, through `subscriptions/listen`: median of %d", transport, len(took)),
+			fmt.Sprintf("%s (not yet a ratio; was ≤ %s)", ms(median(took)), ms(targetListenMedian)))
+		rep.raw(fmt.Sprintf("listen, %s: list change to proposed", transport), took)
+	}
+
+}

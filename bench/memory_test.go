@@ -104,3 +104,12 @@ func buildScripted(t *testing.T, dir string) string {
 
 // mib formats KiB as MiB.
 func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
+
+// reportMemory adds the daemon's resident memory after discovering 10 servers × 100 tools.
+func reportMemory(t *testing.T, e *benchEnv, rep *report) {
+	mem := benchMemory(t, e.bin, buildScripted(t, e.dir), 10)
+	rep.add("Daemon's resident memory after discovering 10 stdio servers × 100 tools (VmRSS; 5 s later)",
+		fmt.Sprintf("%s; %s (not yet a ratio; target ≤ %s)", mib(mem.rss), mib(mem.settled), mib(targetRSSBytes/1024)))
+	rep.rawLine(fmt.Sprintf("memory: VmRSS %s after discovery, %s 5 s later, VmHWM (peak) %s", mib(mem.rss), mib(mem.settled), mib(mem.hwm)))
+
+}

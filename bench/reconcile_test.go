@@ -74,3 +74,19 @@ func benchReconcile(t *testing.T) reconcileTimes {
 	}
 	return rt
 }
+
+// reportReconcile adds the reconcile of 100 servers × 100 tools, three runs.
+func reportReconcile(t *testing.T, e *benchEnv, rep *report) {
+	var first, unchanged, forgotten []time.Duration
+	for range 3 {
+		rt := benchReconcile(t)
+		first, unchanged, forgotten = append(first, rt.first), append(unchanged, rt.unchanged), append(forgotten, rt.forgotten)
+	}
+	rep.add("Reconcile 100 servers × 100 tools, all new: total (median of 3; not yet a ratio)", ms(median(first)))
+	rep.add("Reconcile, unchanged, fingerprints remembered: total (median of 3; not yet a ratio)", ms(median(unchanged)))
+	rep.add("Reconcile, unchanged, compared with the database (after `Forget`): total (median of 3)", ms(median(forgotten)))
+	rep.raw("reconcile, all new", first)
+	rep.raw("reconcile, unchanged", unchanged)
+	rep.raw("reconcile, after Forget", forgotten)
+
+}

@@ -118,3 +118,15 @@ func benchTools(t *testing.T, bin string, n int) toolsTimes {
 	d.stop(t)
 	return tt
 }
+
+// reportTools adds /tools and its search partial over 5,000 rows.
+func reportTools(t *testing.T, e *benchEnv, rep *report) {
+	tt := benchTools(t, e.bin, e.n(301))
+	rep.add("`GET /tools`, full page, 5,000 rows: median", ms(median(tt.page)))
+	rep.add("`GET /tools?q=…` search partial (htmx), 5,000 rows, 100 match: median (not yet a ratio)", ms(median(tt.search)))
+	rep.add("`GET /tools?q=…` search partial, nothing matches: median", ms(median(tt.noMatch)))
+	rep.raw("GET /tools", tt.page)
+	rep.raw("GET /tools?q=server (partial)", tt.search)
+	rep.raw("GET /tools?q=no-match (partial)", tt.noMatch)
+
+}

@@ -88,3 +88,13 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, te
 	}
 	return took[0], took[1]
 }
+
+// reportUnlock adds the unlock answer with 0 vs 10 black-holed servers needing a secret.
+func reportUnlock(t *testing.T, e *benchEnv, rep *report) {
+	unlock0, unlock10 := benchUnlock(t, e.bin, e.holes, e.n(101))
+	rep.versus("Unlock answer (`POST /unlock/finish`), 10 black-holed servers needing a secret",
+		unlock10, unlock0, "no servers", targetUnlockRatio)
+	rep.raw("unlock answer, no servers", unlock0)
+	rep.raw("unlock answer, 10 black-holed servers", unlock10)
+
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -265,4 +266,26 @@ func benchVoiceHTTP(t *testing.T, bin string, r *voiceRemote, n int) voiceHTTPTi
 	}
 	d.stop(t)
 	return vt
+}
+
+// reportVoice adds a voice turn beside a direct CallTool, in-process and over HTTP.
+func reportVoice(t *testing.T, e *benchEnv, rep *report) {
+	remote := startVoiceRemote(t, buildScripted(t, e.dir))
+	turn, direct := benchVoiceInProcess(t, remote, e.n(2001))
+	rep.versus("Voice turn (in-process `voice.Service.Turn`)", turn, direct, "direct `CallTool`", targetVoiceRatio)
+	rep.add("Voice turn (in-process) vs direct `CallTool`: p99", fmt.Sprintf("%s vs %s (%.2f×)",
+		ms(quantile(turn, 0.99)), ms(quantile(direct, 0.99)), ratio(quantile(turn, 0.99), quantile(direct, 0.99))))
+	rep.raw("voice turn, in-process", turn)
+	rep.raw("direct CallTool, beside it", direct)
+	vt := benchVoiceHTTP(t, e.bin, remote, e.n(1001))
+	floor := median(vt.direct) + median(vt.health)
+	rep.quotient("`POST /voice` with a 28 KiB Home Assistant body", ms(median(vt.post)),
+		fmt.Sprintf("%s (direct `CallTool` %s + `GET /healthz` %s)", ms(floor), ms(median(vt.direct)), ms(median(vt.health))),
+		ratio(median(vt.post), floor), targetVoiceHTTPRatio)
+	rep.add("`POST /voice` over HTTP vs direct `CallTool`: p99", fmt.Sprintf("%s vs %s (%.2f×)",
+		ms(quantile(vt.post, 0.99)), ms(quantile(vt.direct, 0.99)), ratio(quantile(vt.post, 0.99), quantile(vt.direct, 0.99))))
+	rep.raw("POST /voice over HTTP (28 KiB body)", vt.post)
+	rep.raw("direct CallTool, beside it", vt.direct)
+	rep.raw("GET /healthz of the same daemon, beside it (the webhook's own hop)", vt.health)
+
 }

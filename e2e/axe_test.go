@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
+	"golang.org/x/oauth2"
 
 	"maven/app/mcp/mcptest"
 )
@@ -12,8 +13,9 @@ import (
 // light and in dark mode: setup, sign-in, the address refusal, /tools with proposals, enabled
 // rows, a diff, a server and the batch bar, a phrase refused line by line, /passkeys,
 // /activity (and a filter it refused), /secrets (with a missing secret and a new recovery
-// code), an error page, and /unlock while locked. No serious or critical
-// violation is allowed.
+// code), the consent page (signed out, and with the tools to tick), /clients (a client's tools
+// unfolded), an error page, and /unlock while locked. No serious or critical violation is
+// allowed.
 func TestEveryPagePassesAxe(t *testing.T) {
 	t.Parallel()
 	mcpServer := startScripted(t,
@@ -32,6 +34,8 @@ func TestEveryPagePassesAxe(t *testing.T) {
 	owner.Goto(m.URL("/tools"))
 	check(t, button(row(owner, list.ID), "Enable").Click(), "enable one")
 	check(t, owner.Expect.Locator(row(owner, list.ID)).ToHaveAttribute("data-state", "enabled"), "enabled")
+	m.CLI("client", "add", "desk", "--tools", "tasks_list_tasks")
+	consentURL := registerAgent(t, m, "E2E agent").cfg.AuthCodeURL("axe-state", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
 
 	for _, dev := range []device{desktop, phone, desktop.inDark(), phone.inDark()} {
 		tb := newBrowser(t, dev)
@@ -43,6 +47,8 @@ func TestEveryPagePassesAxe(t *testing.T) {
 		_, err := tb.Page.Goto("http://"+m.Addr+"/login", playwright.PageGotoOptions{})
 		check(t, err, "open another address")
 		checkAxe(t, tb, dev.name+" wrong address")
+		tb.Goto(consentURL)
+		checkAxe(t, tb, dev.name+" consent, signed out")
 
 		// Signed in, as the owner.
 		owner.shareSession(tb, m.BaseURL)
@@ -56,6 +62,12 @@ func TestEveryPagePassesAxe(t *testing.T) {
 		checkAxe(t, tb, dev.name+" tools filtered")
 		tb.Goto(m.URL("/passkeys"))
 		checkAxe(t, tb, dev.name+" passkeys")
+		tb.Goto(consentURL)
+		check(t, tb.Expect.Locator(pageButton(tb.Page, "Allow with passkey")).ToBeVisible(), "the consent page")
+		checkAxe(t, tb, dev.name+" consent")
+		tb.Goto(m.URL("/clients"))
+		check(t, tb.Page.Locator(`[data-client="static:desk"] .client-tools summary`).Click(), "unfold a client's tools")
+		checkAxe(t, tb, dev.name+" clients")
 		if _, err := tb.Page.Goto(m.URL("/activity?outcome=no_match&day=not-a-day")); err != nil {
 			t.Fatalf("open /activity with a bad day: %v", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"maven/app/activity"
 	"maven/app/agents"
 	"maven/app/allowlist"
+	"maven/app/clients"
 	"maven/app/mcp"
 	"maven/app/notify"
 	"maven/app/voice"
@@ -308,6 +309,12 @@ var actionLabels = map[string]string{
 	activity.ActionSecretDeleted:   "Secret deleted",
 	activity.ActionRecoveryRotated: "New recovery code",
 	activity.ActionSetupLinkIssued: "Setup link issued",
+	clients.ActionAdded:            "Client token issued",
+	clients.ActionConsented:        "Client allowed",
+	clients.ActionDenied:           "Client denied",
+	clients.ActionToolsSet:         "Client's tools changed",
+	clients.ActionRevoked:          "Client revoked",
+	clients.ActionTokenReused:      "Client's token reused: its tokens revoked",
 	// docs/design.md#rule-30: each delivery of a notification, and the browsers subscribed.
 	activity.ActionNotified:         "Notified",
 	activity.ActionNotifyFailed:     "Not notified",
@@ -368,9 +375,12 @@ func entryView(e activity.Entry) views.ActivityEntry {
 var factKeys = []struct{ key, label string }{
 	{"client", "Client"},
 	{"server", "Server"},
+	{"client", "Client"},
+	{"kind", "Signs in with"},
+	{"redirect_uri", "Answer went to"},
+	{"tools", "Tools"},
 	{"notifier", "Through"},
 	{"target", "To"},
-	{"client", "Asked by"},
 	{"secret", "Secret"},
 	{"passkey_name", "Passkey"},
 	{"via", "Added through"},

@@ -137,14 +137,10 @@ func classify(err error) problem {
 	case errors.Is(err, allowlist.ErrInvalid):
 		return problem{http.StatusUnprocessableEntity, "That tool is not valid.", info}
 	}
-	if p, ok := passkeyProblem(err); ok {
-		return p
-	}
-	if p, ok := notifyProblem(err); ok {
-		return p
-	}
-	if p, ok := pendingProblem(err); ok {
-		return p
+	for _, area := range []func(error) (problem, bool){passkeyProblem, clientProblem, notifyProblem, pendingProblem} {
+		if p, ok := area(err); ok {
+			return p
+		}
 	}
 	switch {
 	case errors.Is(err, errBadRequest):

@@ -28,6 +28,7 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
+	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
@@ -129,6 +130,8 @@ type fixture struct {
 	problems *config.Problems
 	// configLoaded is what the config source says: the running config came from its file.
 	configLoaded atomic.Bool
+	// clients are the agents' clients and Maven's authorization server.
+	clients *clients.Service
 	// notify is the real dispatcher of notifications; pushTransport carries its requests
 	// (http.DefaultTransport when nil; set before boot).
 	notify        *notify.Dispatcher
@@ -271,6 +274,11 @@ func (f *fixture) boot() {
 	t.Cleanup(func() { cancel(); mgr.Close() })
 	gate.OnLock(owner.ForgetStepUps)
 	f.commands = approval.NewService(db.NewApprovalStore(f.db), f.clock.Now)
+	if f.clients, err = clients.New(ctx, db.NewClientStore(f.db), db.NewSettingsStore(f.db), clients.Options{
+		Origins: f.configuredOrigins(), Activity: f.feed, Logger: logger, Now: f.clock.Now,
+	}); err != nil {
+		t.Fatal(err)
+	}
 	f.book = phrases.NewService(db.NewPhrasesStore(f.db), f.tools, f.clock.Now)
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
@@ -345,6 +353,7 @@ func (f *fixture) deps() handlers.Deps {
 		ConfigSource:   func() (string, bool) { return "/etc/maven/maven.json", f.configLoaded.Load() },
 		SecretUsers:    config.Config{MCPServers: f.mcpServers}.SecretUsers,
 		ConfigProblems: f.problems,
+		Clients:        f.clients,
 		Agents:         f.agents,
 		Approvals:      f.approvalsDep(),
 	}

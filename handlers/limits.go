@@ -23,6 +23,12 @@ var (
 	// All sources together try at most one recovery code every 2 s (a few at once): that bounds
 	// the Argon2id work anyone can cause, while a stranger alone can spend only their own share.
 	recoveryTotal = budget{every: 2 * time.Second, burst: 5}
+	// A source may register a few agents' clients at once, then one a minute: each waits for
+	// consent, at most clients.MaxPending in all, so filling that takes some ten addresses.
+	registrationBudget = budget{every: time.Minute, burst: 10}
+	// A source may open a few consent pages at once, then one every 3 s: each may fetch a
+	// client's metadata document.
+	authorizeBudget = budget{every: 3 * time.Second, burst: 20}
 )
 
 // maxSources bounds each table of per-source buckets, and the table of known browsers'.
@@ -123,6 +129,18 @@ func sourceOf(r *http.Request) netip.Prefix {
 func (s *server) limitCeremonies(next http.Handler) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.takeAnonymous(r, s.ceremoniesByBrowser, s.ceremoniesBySource); err != nil {
+			return err
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+// limitAuthorize lets a consent page through only within its budget, the browser's own where a
+// passkey proved the owner in it before, else its source's.
+func (s *server) limitAuthorize(next http.Handler) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.takeAnonymous(r, s.authorizeByBrowser, s.authorizeBySource); err != nil {
 			return err
 		}
 		next.ServeHTTP(w, r)

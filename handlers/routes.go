@@ -85,6 +85,9 @@ type Deps struct {
 	// ConfigProblems are what the running config holds that Maven runs despite, and the last
 	// reload's refusal; /tools shows them.
 	ConfigProblems ConfigProblems
+	// Clients are the agents' clients and Maven's authorization server: the OAuth endpoints,
+	// the consent page and /clients.
+	Clients Clients
 	// Agents, with its Servers and Tokens set, serves MCP to agents at /mcp and /sse
 	// (mcpserver.go). Optional until the daemon has clients to verify tokens with (issue 20's
 	// app/clients): without both, neither path is served.
@@ -107,7 +110,7 @@ func (d Deps) missing() []string {
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
-		{"ConfigProblems", d.ConfigProblems != nil},
+		{"ConfigProblems", d.ConfigProblems != nil}, {"Clients", d.Clients != nil},
 	} {
 		if !dep.set {
 			out = append(out, dep.name)
@@ -151,6 +154,9 @@ type server struct {
 	// secretUsers: secret name → the configured servers that refer to it, as of now.
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
+	clients        Clients
+	// offers say what the step-ups of consents and clients' tools approve (consent.go).
+	offers offers
 	// atOriginHost and sameOrigin are the browser-facing checks, built once from origins: the
 	// request's Host is a configured origin's (requireOriginHost), and a POST is not
 	// cross-origin (crossOrigin).
@@ -162,6 +168,11 @@ type server struct {
 	recoveryBySource    *sourceLimits
 	recoveryByBrowser   *limits[string]
 	recoveryTotal       *rate.Limiter
+	// Budgets of the authorization server's anonymous requests: registering a client, and
+	// asking for a consent page (which may fetch a client's metadata document).
+	registrations      *sourceLimits
+	authorizeBySource  *sourceLimits
+	authorizeByBrowser *limits[string]
 	// agents serves /mcp and /sse (NewAgentEndpoint); nil serves neither.
 	agents http.Handler
 }
@@ -180,6 +191,7 @@ func New(d Deps) (http.Handler, error) {
 		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications, approvals: d.Approvals,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
+		clients: d.Clients,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -189,6 +201,9 @@ func New(d Deps) (http.Handler, error) {
 	s.recoveryBySource = newLimits[netip.Prefix](recoveryBudget, maxSources, s.now)
 	s.recoveryByBrowser = newLimits[string](recoveryBudget, maxSources, s.now)
 	s.recoveryTotal = recoveryTotal.limiter()
+	s.registrations = newLimits[netip.Prefix](registrationBudget, maxSources, s.now)
+	s.authorizeBySource = newLimits[netip.Prefix](authorizeBudget, maxSources, s.now)
+	s.authorizeByBrowser = newLimits[string](authorizeBudget, maxSources, s.now)
 	// scs reports store failures through ErrorFunc; route them to the one error path.
 	d.Sessions.ErrorFunc = s.sessionError
 	var err error
@@ -214,12 +229,16 @@ func New(d Deps) (http.Handler, error) {
 //	browser     everything else, only at the Host of a configured origin:
 //	while locked /unlock and its endpoints, /setup, /logout; everything else goes to /unlock
 //	session     /, /login and its WebAuthn endpoints
-//	signed-in   /tools, /approvals, /passkeys, /secrets, /activity, /step-up/*, /lock, /push/*,
-//	            and their actions
+//	oauth       the authorization server's metadata, registration, token and revocation
+//	            endpoints, at the Host of a configured origin, no session
+//	signed-in   /tools, /approvals, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock,
+//	            /push/*, and their actions; the consent page answers anyone, and offers the
+//	            unlock or sign-in first
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
-//	            removing a passkey, setting or deleting a secret, a new recovery code, approving
-//	            a pending call, how a row is confirmed (stepUpRoutes)
+//	            removing a passkey, setting or deleting a secret, a new recovery code, allowing
+//	            a client or changing its tools, approving a pending call, how a row is
+//	            confirmed (stepUpRoutes)
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address, or per browser a
@@ -246,8 +265,9 @@ func (s *server) routes() http.Handler {
 	// The voice webhook: a bearer token, no session, no cookie, so no cross-origin check; the
 	// token can only submit utterances.
 	r.Post("/voice", s.handle(voicePost(s.voice, s.voiceTokens, s.log)))
-	// Agents' MCP server (agentRoutes).
+	// Agents' MCP server, and their clients' authorization server (agentRoutes, oauthRoutes).
 	s.agentRoutes(r)
+	r.Group(s.oauthRoutes)
 
 	r.Group(func(r chi.Router) {
 		// Browser-facing: a request at a host that is not a configured origin's, and a
@@ -270,6 +290,7 @@ func (s *server) routes() http.Handler {
 		// Authorization servers fetch who Maven is as a client (an https origin's client ID).
 		r.Get(oauth.MetadataDocumentPath, s.handle(s.clientMetadataGet))
 		r.With(s.requireOwner(false)).Post("/lock", s.handle(s.lockPost))
+		s.consentRoutes(r)
 
 		// Everything else waits for the unlock (docs/design.md#rule-19).
 		r.Group(func(r chi.Router) {
@@ -280,9 +301,7 @@ func (s *server) routes() http.Handler {
 			r.Post("/login/finish", s.handle(s.loginFinishPost))
 
 			// Signed in; polling does not count as activity.
-			r.With(s.requireOwner(true)).Get("/tools/servers", s.handle(s.serversCardGet))
-			r.With(s.requireOwner(true)).Get("/approvals/list", s.handle(s.approvalsListGet))
-			r.With(s.requireOwner(true)).Get("/approvals/{id}/status", s.handle(s.approvalStatusGet))
+			s.pollRoutes(r.With(s.requireOwner(true)))
 
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireOwner(false))
@@ -300,12 +319,7 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
-				r.Get("/approvals", s.handle(s.approvalsPage))
-				r.Get("/approvals/{id}", s.handle(s.approvalPage))
-				r.Post("/approvals/{id}/deny", s.handle(s.approvalDenyPost))
-				r.Post("/push/subscribe", s.handle(s.pushSubscribePost))
-				r.Post("/push/unsubscribe", s.handle(s.pushUnsubscribePost))
-				r.Post("/push/test", s.handle(s.pushTestPost))
+				s.approvalRoutes(r)
 				s.stepUpRoutes(r)
 			})
 		})
@@ -345,6 +359,68 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	// (docs/design.md#rule-30); how a row is confirmed, with one naming the setting and its shape.
 	r.With(s.requireStepUp(callAsShown)).Post("/approvals/{id}/approve", s.handle(s.approvalApprovePost))
 	r.With(s.requireStepUp(confirmAsShown)).Post("/tools/{id}/confirm", s.handle(s.toolConfirmPost))
+	// A client is allowed, or its tools changed, as the page showed them.
+	r.With(s.requireStepUp(s.consentAsShown)).Post(pathAuthorize+"/{id}", s.handle(s.consentAllowPost))
+	r.With(s.requireStepUp(s.clientToolsAsShown)).Post("/clients/tools", s.handle(s.clientToolsPost))
+}
+
+// pollRoutes are what the signed-in pages poll: the servers card, the pending calls' list and
+// a call's state. r lets a poll pass without counting as the owner's activity.
+func (s *server) pollRoutes(r chi.Router) {
+	r.Get("/tools/servers", s.handle(s.serversCardGet))
+	r.Get("/approvals/list", s.handle(s.approvalsListGet))
+	r.Get("/approvals/{id}/status", s.handle(s.approvalStatusGet))
+}
+
+// approvalRoutes are the pending calls' pages (docs/design.md#rule-30), Deny, which needs no
+// step-up (Approve does: stepUpRoutes), and the notifications card /approvals shows.
+func (s *server) approvalRoutes(r chi.Router) {
+	r.Get("/approvals", s.handle(s.approvalsPage))
+	r.Get("/approvals/{id}", s.handle(s.approvalPage))
+	r.Post("/approvals/{id}/deny", s.handle(s.approvalDenyPost))
+	s.pushRoutes(r)
+}
+
+// pushRoutes turn Web Push on and off in the signed-in owner's browser, and send it a test
+// (docs/design.md#rule-30).
+func (s *server) pushRoutes(r chi.Router) {
+	r.Post("/push/subscribe", s.handle(s.pushSubscribePost))
+	r.Post("/push/unsubscribe", s.handle(s.pushUnsubscribePost))
+	r.Post("/push/test", s.handle(s.pushTestPost))
+}
+
+// consentRoutes are the owner's side of agents' clients: the consent page, which answers while
+// locked and signed out too (it offers the unlock or the sign-in first, and comes back to the
+// same request), Deny, and /clients with Revoke. Allow, and a client's tools, need a step-up
+// (stepUpRoutes).
+func (s *server) consentRoutes(r chi.Router) {
+	r.With(s.limitAuthorize).Get(pathAuthorize, s.handle(s.consentPage))
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireUnlocked, s.requireOwner(false))
+		r.Post(pathAuthorize+"/{id}/deny", s.handle(s.consentDenyPost))
+		r.Get("/clients", s.handle(s.clientsPage))
+		r.Post("/clients/revoke", s.handle(s.clientRevokePost))
+	})
+}
+
+// oauthRoutes are Maven's authorization server for agents' clients (docs/design.md#rule-29),
+// at the configured origins: its metadata, registration (rate-limited per source, capped), the
+// token and revocation endpoints. Machines call them, with no session and no cookie, so no
+// cross-origin check: a cross-site form can send nothing a client's own credentials do not
+// cover.
+func (s *server) oauthRoutes(r chi.Router) {
+	r.Use(s.atOriginHost)
+	r.Get(pathResourceMetadata, s.resourceMetadataGet)
+	r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
+	r.Get(pathServerMetadata, s.serverMetadataGet)
+	// Any other well-known document (OpenID's, which clients try too) is a plain 404, not a
+	// page's sign-in.
+	r.Get("/.well-known/*", func(w http.ResponseWriter, _ *http.Request) {
+		oauthError(w, http.StatusNotFound, "not_found", "Maven serves no such document.")
+	})
+	r.With(noStore).Post(pathRegister, s.handle(s.registerPost))
+	r.Post(pathToken, s.handle(s.tokenPost))
+	r.Post(pathRevoke, s.handle(s.revokePost))
 }
 
 // home sends the browser where it belongs.

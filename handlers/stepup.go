@@ -76,6 +76,8 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 		return fmt.Sprintf("Confirm with your passkey to let Maven sign in to %s. What you grant there lets Maven act as you on that server.", list), nil
 	case auth.ActionSetConfirm:
 		return fmt.Sprintf("Confirm with your passkey to have voice calls of %s confirmed %s.", list, confirmOf(a.Items[0].Digest).Words()), nil
+	case auth.ActionConsentClient, auth.ActionClientTools:
+		return fmt.Sprintf("Confirm with your passkey to %s.", list), nil
 	}
 	return "", fmt.Errorf("%w: %q", auth.ErrUnknownAction, a.Action)
 }
@@ -114,6 +116,8 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 		return fmt.Sprintf("“%s”", it.Digest), nil
 	case auth.ActionSignIn:
 		return s.signInTarget(it.Digest)
+	case auth.ActionConsentClient, auth.ActionClientTools:
+		return s.offers.words(it.Digest)
 	}
 	return "", nil
 }

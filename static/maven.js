@@ -430,6 +430,13 @@
     }
   });
 
+  // nextOf is where a page asked to come back to once its button's ceremony is done (the
+  // consent page, after a sign-in or an unlock): a path of Maven's own, never another site.
+  function nextOf(button) {
+    const next = button.dataset.next || '';
+    return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '';
+  }
+
   async function runAction(button) {
     switch (button.dataset.action) {
       case 'register': {
@@ -442,7 +449,7 @@
       case 'unlock': {
         const done = await unlock();
         if (done.ok) {
-          window.location.assign(done.redirect || '/tools');
+          window.location.assign(nextOf(button) || done.redirect || '/tools');
           break;
         }
         const note = document.getElementById('no-prf');
@@ -470,7 +477,7 @@
       }
       case 'login': {
         const done = await login();
-        window.location.assign(done.redirect || '/tools');
+        window.location.assign(nextOf(button) || done.redirect || '/tools');
         break;
       }
       case 'add-passkey': {

@@ -68,12 +68,14 @@ func models() map[string]any {
 	return map[string]any{
 		PageTools: ToolsPage{}, PagePasskeys: PasskeysPage{}, PageSetup: SetupPage{}, PageLogin: LoginPage{},
 		PageError: ErrorPage{}, PageUnlock: UnlockPage{}, PageSecrets: SecretsPage{}, PageActivity: ActivityPage{},
-		PageWrongHost: WrongHostPage{}, PageApprovals: ApprovalsPage{}, PageApproval: ApprovalPage{},
+		PageWrongHost: WrongHostPage{}, PageConsent: ConsentPage{}, PageClients: ClientsPage{},
+		PageApprovals: ApprovalsPage{}, PageApproval: ApprovalPage{},
 
 		PartialToolList: ToolList{}, PartialToolRow: ToolRow{}, PartialToolChanged: RowChange{},
 		PartialServers: ServersCard{}, PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{},
 		PartialSecrets: SecretsCard{}, PartialRecovery: RecoveryCard{}, PartialActivityList: ActivityList{},
-		PartialPush: PushCard{}, PartialApprovalList: ApprovalList{}, PartialApprovalCall: ApprovalCard{},
+		PartialClientList: ClientList{},
+		PartialPush:       PushCard{}, PartialApprovalList: ApprovalList{}, PartialApprovalCall: ApprovalCard{},
 		PartialApprovalStatus: ApprovalCard{},
 
 		// The partials only other templates include.

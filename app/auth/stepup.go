@@ -40,13 +40,20 @@ const (
 	// on the phone (docs/design.md#rule-32): its digest names the setting and the row's
 	// fingerprint as the page showed them ("phone sha256:…").
 	ActionSetConfirm Action = "set_confirm"
+	// ActionConsentClient lets an agents' client connect (docs/design.md#rule-29): its item's
+	// digest names the authorization request, the client id, the redirect URI and the tools
+	// the owner ticked, as the consent page showed them (clients.ConsentDigest).
+	ActionConsentClient Action = "consent_client"
+	// ActionClientTools changes the tools a client's agents see; its item's digest names the
+	// client and the new set (clients.ToolsDigest).
+	ActionClientTools Action = "client_tools"
 )
 
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
 	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSignIn,
-		ActionApproveCall, ActionSetConfirm:
+		ActionApproveCall, ActionSetConfirm, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false
@@ -54,10 +61,11 @@ func knownAction(a Action) bool {
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
 // eyes (a tool row, enabled, given phrases or its confirmation; what a server asks a sign-in
-// for; a pending call): each item must name the fingerprint the owner's page showed.
+// for; a pending call; what a client asks for and is given): each item must name the
+// fingerprint the owner's page showed.
 func shownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionSetPhrases, ActionSignIn, ActionApproveCall, ActionSetConfirm:
+	case ActionEnableTool, ActionSetPhrases, ActionSignIn, ActionApproveCall, ActionSetConfirm, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false

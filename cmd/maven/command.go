@@ -34,6 +34,7 @@ func commands() []command {
 		{"setup-link", "[--json] [--data DIR]", "a one-time link to register a passkey", cliSetupLink},
 		{"voice-token", "--rotate [--data DIR]", "a new bearer token for POST /voice (shown once)", cliVoiceToken},
 		{"metrics-token", "--rotate [--data DIR]", "a new bearer token for GET /metrics (shown once)", cliMetricsToken},
+		{"client", "add NAME [--tools a,b] | list [--json] | revoke NAME [--data DIR]", "the clients agents connect through: a static token (shown once), the list, a revocation", cliClient},
 		{"events", "[--json] [--since DURATION] [--limit N] [--outcome OUTCOME] [--tool NAME] [--data DIR]", "what voice and the owner did, newest last", cliEvents},
 		{"approvals", "[--json] [--data DIR]", "the calls that wait for your approval on the phone, and the recent ones (read-only)", cliApprovals},
 		{"backup", "FILE [--data DIR]", "a consistent copy of the database, made while the daemon runs", cliBackup},

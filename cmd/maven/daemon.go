@@ -15,6 +15,7 @@ import (
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
+	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/ipc"
 	"maven/app/mcp"
@@ -44,6 +45,8 @@ type daemon struct {
 	events        *activity.Log // what `events` reads
 	// pending are the calls waiting for the owner's approval: `approvals` lists them.
 	pending *pending.Service
+	// clients are the agents' clients: `maven client` adds, lists and revokes them.
+	clients *clients.Service
 	// problems are what the config holds that the daemon started despite.
 	problems *config.Problems
 	// backup writes a consistent copy of the database to a path (db.Backup).
@@ -72,6 +75,9 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"backup":               d.ipcBackup,
 		"reload":               d.reload.ipcReload,
 		"approvals":            d.ipcApprovals,
+		"clients":              d.ipcClients,
+		"client_add":           d.ipcClientAdd,
+		"client_revoke":        d.ipcClientRevoke,
 	}
 }
 

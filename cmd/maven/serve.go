@@ -185,6 +185,8 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		ConfigSource:   svc.reload.source,
 		SecretUsers:    svc.reload.secretUsers,
 		ConfigProblems: svc.problems,
+		Clients:        svc.clients,
+		Agents:         handlers.AgentDeps{Servers: svc.agents, Tokens: agentTokens{svc.clients}},
 	})
 	if err != nil {
 		sessionStore.StopCleanup()

@@ -9,10 +9,12 @@ import (
 	"github.com/uptrace/bun"
 
 	"maven/app/activity"
+	"maven/app/agents"
 	"maven/app/allowlist"
 	"maven/app/approval"
 	"maven/app/auth"
 	"maven/app/bearer"
+	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/metrics"
@@ -46,8 +48,9 @@ type services struct {
 	credentials *http.Transport // every request that carries a credential (credentialTransport)
 	book        *phrases.Service
 	voice       *voice.Service
+	runner      *runner.Executor   // the one run path: voice's turns, agents' calls and approved calls
+	agents      *agents.Service    // the MCP server agents reach
 	notify      *notify.Dispatcher // tells the owner of calls waiting for approval
-	runner      *runner.Executor   // the one run path: voice's turns and approved calls
 	closers     []func()           // what close ends, last first
 }
 
@@ -85,6 +88,16 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	}); err != nil {
 		return nil, err
 	}
+	// The agents' clients and Maven's authorization server (docs/design.md#rule-29); what
+	// expires of them is swept while the daemon runs.
+	if s.clients, err = clients.New(ctx, db.NewClientStore(bdb), db.NewSettingsStore(bdb), clients.Options{
+		Origins: st.cfg.Origins, Activity: s.events, Logger: st.log,
+	}); err != nil {
+		return nil, err
+	}
+	sweep, stopSweep := context.WithCancel(ctx)
+	go s.clients.Run(sweep, 5*time.Minute)
+	s.closers = append(s.closers, stopSweep)
 	startActivity(ctx, s.events, s.vault, s.mcp, st.log)
 	// The notifiers (docs/design.md#rule-30): the VAPID keys are made at the first start; Home
 	// Assistant's token is a secret, sent through the transport a lock empties.
@@ -98,6 +111,9 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 		return nil, err
 	}
 	s.openVoice(st, bdb)
+	if err := s.openAgents(ctx, st); err != nil {
+		return nil, err
+	}
 	// Locking also drops pending voice confirms and every step-up grant, and collects what the
 	// sessions that used secrets leave behind.
 	s.vault.OnLock(s.voice.CancelPending)
