@@ -18,6 +18,7 @@ import (
 	"maven/app/clients"
 	"maven/app/mcp"
 	"maven/app/notify"
+	"maven/app/pending"
 	"maven/app/voice"
 	"maven/internal/enum"
 	"maven/views"
@@ -65,6 +66,18 @@ var agentOutcomeTones = enum.Table[agents.Outcome, string]{
 	{Member: agents.OutcomeChanged, Said: "calm"},
 	{Member: agents.OutcomeLocked, Said: "trouble"},
 	{Member: agents.OutcomeFailed, Said: "trouble"},
+}
+
+// approvalEventTones are how a pending call's events are shown; their words are
+// pending.Event.Words.
+var approvalEventTones = enum.Table[pending.Event, string]{
+	{Member: pending.EventCreated, Said: "calm"},
+	{Member: pending.EventApproved, Said: "ok"},
+	{Member: pending.EventDenied, Said: "calm"},
+	{Member: pending.EventExpired, Said: "calm"},
+	{Member: pending.EventVoided, Said: "calm"},
+	{Member: pending.EventRan, Said: "ok"},
+	{Member: pending.EventInterrupted, Said: "trouble"},
 }
 
 // activityViewFrom reads a view from a query string. A filter that cannot be read is left out,
@@ -289,6 +302,7 @@ var kindLabels = map[activity.Kind]string{activity.KindVoice: "Voice", activity.
 var actionLabels = map[string]string{
 	activity.ActionVoiceTurn:       "Voice",
 	activity.ActionAgentCall:       "Agent call",
+	activity.ActionApproval:        "Pending call",
 	activity.ActionLocked:          "Locked",
 	activity.ActionUnlocked:        "Unlocked",
 	activity.ActionServerState:     "Server",
@@ -302,6 +316,7 @@ var actionLabels = map[string]string{
 	"disabled":                     "Disabled",
 	"withdrawn":                    "Withdrawn",
 	"phrases_set":                  "Phrases saved",
+	"confirm_set":                  "Confirmation set",
 	activity.ActionPasskeyAdded:    "Passkey added",
 	activity.ActionPasskeyRenamed:  "Passkey renamed",
 	activity.ActionPasskeyRemoved:  "Passkey removed",
@@ -338,6 +353,9 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	case e.Action == activity.ActionAgentCall:
 		v.OutcomeLabel = agents.Outcome(e.Outcome).Words()
 		v.Tone, _ = agentOutcomeTones.Of(agents.Outcome(e.Outcome))
+	case e.Action == activity.ActionApproval:
+		v.OutcomeLabel = pending.Event(e.Outcome).Words()
+		v.Tone, _ = approvalEventTones.Of(pending.Event(e.Outcome))
 	case e.Outcome != "":
 		v.OutcomeLabel = voice.Outcome(e.Outcome).Words()
 		v.Tone, _ = outcomeTones.Of(voice.Outcome(e.Outcome))
@@ -365,8 +383,28 @@ func entryView(e activity.Entry) views.ActivityEntry {
 	case activity.ActionNotifyFailed:
 		v.Tone = "trouble"
 	}
+	v.CallURL = callURL(detail)
 	v.Facts = facts(detail)
 	return v
+}
+
+// callURL is the page of the pending call an event is about, "" for none: the call an agent's
+// call or a pending call's event names, or the link a notification carried.
+func callURL(detail map[string]any) string {
+	if id, ok := detail["call"].(float64); ok && id > 0 && id == float64(int64(id)) {
+		return "/approvals/" + strconv.FormatInt(int64(id), 10)
+	}
+	link, _ := detail["link"].(string)
+	u, err := url.Parse(link)
+	if err != nil {
+		return ""
+	}
+	if id, ok := strings.CutPrefix(u.Path, "/approvals/"); ok {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > 0 {
+			return "/approvals/" + id
+		}
+	}
+	return ""
 }
 
 // factKeys are the detail keys shown, in this order, with their labels; "from" and "to" are
@@ -390,6 +428,7 @@ var factKeys = []struct{ key, label string }{
 	{"reason", "Why"},
 	{"command", "Command line"},
 	{"phrases", "Phrases"},
+	{"confirm", "Confirmed"},
 	{"changed", "Changed"},
 	{"destructive_raised", "Destructive"},
 	{"old_name", "Renamed from"},
@@ -427,6 +466,8 @@ func facts(detail map[string]any) []views.Fact {
 			f.Value, f.Code = text(valueText(val)), true
 		case "notifier":
 			f.Value = text(notify.Notifier(valueText(val)).Words())
+		case "confirm":
+			f.Value = text(allowlist.Confirm(valueText(val)).Words())
 		case "expires":
 			t, err := time.Parse(time.RFC3339, valueText(val))
 			if err != nil {
