@@ -72,6 +72,8 @@ func newAgentsFixture(t *testing.T, w *agentstest.World, limits handlers.AgentLi
 	af := &agentsFixture{fixture: f, world: w, url: url,
 		tokens: &fakeAgentTokens{clients: map[string]string{"token-a": "a", "token-b": "b"}}}
 	f.agents = handlers.AgentDeps{Servers: w.Agents, Tokens: af.tokens, Limits: limits}
+	// The pages approve the calls the world's agents make, through the world's runner.
+	f.approvals = w.Pending
 	f.boot()
 	srv.Config.Handler = f.h
 	srv.Start()
