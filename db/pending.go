@@ -260,6 +260,23 @@ func (s *PendingStore) Open(ctx context.Context) ([]pending.Call, error) {
 	})
 }
 
+// OpenFirst implements pending.Store.
+func (s *PendingStore) OpenFirst(ctx context.Context, limit int) ([]pending.Call, int, error) {
+	calls, err := s.list(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
+		// "+state" keeps SQLite off the state index, which would read every open call and sort
+		// them: in id order it stops at the limit, past at most the finished calls Sweep keeps.
+		return q.Where("+state IN (?)", bun.List(openStates)).Order("id").Limit(int64(limit))
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.db.NewSelect().Model((*pendingRow)(nil)).Where("state IN (?)", bun.List(openStates)).Count(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count the open pending calls: %w", mapError(err, nil))
+	}
+	return calls, int(total), nil
+}
+
 // Recent implements pending.Store.
 func (s *PendingStore) Recent(ctx context.Context, limit int) ([]pending.Call, error) {
 	return s.list(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {

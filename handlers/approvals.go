@@ -19,7 +19,8 @@ import (
 // Approvals keeps the calls that wait for the owner's approval on the phone (*pending.Service,
 // docs/design.md#rule-30).
 type Approvals interface {
-	List(ctx context.Context) (pending.Listing, error)
+	// Page returns the first limit calls that wait, counting the rest, and the recent ones.
+	Page(ctx context.Context, limit int) (pending.Listing, error)
 	// Get returns pending.ErrNotFound if no call has that id.
 	Get(ctx context.Context, id int64) (pending.Call, error)
 	// Approve needs a step-up for auth.ActionApproveCall naming the call's binding (else
@@ -79,17 +80,13 @@ func (s *server) approvalsListGet(w http.ResponseWriter, r *http.Request) error 
 
 // approvalList is the list of calls as it is now.
 func (s *server) approvalList(ctx context.Context) (views.ApprovalList, error) {
-	l, err := s.approvals.List(ctx)
+	l, err := s.approvals.Page(ctx, maxOpenShown)
 	if err != nil {
 		return views.ApprovalList{}, err
 	}
-	var out views.ApprovalList
+	out := views.ApprovalList{MoreOpen: l.MoreOpen}
 	version := sha256.New()
-	for i, c := range l.Open {
-		if i == maxOpenShown {
-			out.MoreOpen = len(l.Open) - maxOpenShown
-			break
-		}
+	for _, c := range l.Open {
 		out.Open = append(out.Open, s.approvalCard(ctx, c, false))
 		fmt.Fprintf(version, "%d %s %v %v\n", c.ID, c.State, c.Deliveries != nil, c.Delivered())
 	}

@@ -183,6 +183,8 @@ type Store interface {
 	SetDeliveries(ctx context.Context, id int64, d []notify.Delivery) error
 	// Open returns the calls pending or running, oldest first.
 	Open(ctx context.Context) ([]Call, error)
+	// OpenFirst returns the first limit of them, and how many there are.
+	OpenFirst(ctx context.Context, limit int) ([]Call, int, error)
 	// Recent returns at most limit calls in a final state, the latest finished first.
 	Recent(ctx context.Context, limit int) ([]Call, error)
 	// Sweep drops the content kept for agents of the calls expired at now, and deletes the

@@ -346,3 +346,30 @@ func waitState(t *testing.T, w *agentstest.World, id int64, want pending.State) 
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAPageReadsOnlyWhatItShows: Page returns the oldest open calls up to its limit, in order,
+// past the finished ones, and counts the rest; List returns every one.
+func TestAPageReadsOnlyWhatItShows(t *testing.T) {
+	w, _, row := tasks(t, agentstest.Options{})
+	ctx := context.Background()
+	var calls []pending.Call
+	for i := range 7 {
+		c, _ := ask(t, w, pending.Client{ID: "c" + string(rune('a'+i)), Name: "client"}, row, map[string]any{"id": i})
+		calls = append(calls, c)
+	}
+	if _, err := w.Pending.Deny(ctx, calls[0].ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	page, err := w.Pending.Page(ctx, 3)
+	if err != nil || len(page.Open) != 3 || page.MoreOpen != 3 || len(page.Recent) != 1 {
+		t.Fatalf("a page of 3: %d open, %d more, %d recent (%v)", len(page.Open), page.MoreOpen, len(page.Recent), err)
+	}
+	for i, c := range page.Open {
+		if c.ID != calls[i+1].ID {
+			t.Errorf("open call %d is %d, want %d", i, c.ID, calls[i+1].ID)
+		}
+	}
+	if all, err := w.Pending.List(ctx); err != nil || len(all.Open) != 6 || all.MoreOpen != 0 {
+		t.Errorf("the list: %d open, %d more (%v)", len(all.Open), all.MoreOpen, err)
+	}
+}

@@ -147,24 +147,38 @@ func (s *Service) Get(ctx context.Context, id int64) (Call, error) {
 // Listing is what /approvals, `maven approvals` and IPC show: the calls that wait (or run),
 // oldest first, then the recent ones, latest first.
 type Listing struct {
-	Open   []Call
-	Recent []Call
+	Open []Call
+	// MoreOpen counts the open calls beyond those in Open (Page's limit).
+	MoreOpen int
+	Recent   []Call
 }
 
 // recentShown is how many recent calls a listing holds.
 const recentShown = 20
 
-// List returns the open calls and the recent ones.
+// List returns every open call and the recent ones.
 func (s *Service) List(ctx context.Context) (Listing, error) {
 	open, err := s.d.Store.Open(ctx)
 	if err != nil {
 		return Listing{}, err
 	}
-	recent, err := s.d.Store.Recent(ctx, recentShown)
+	return s.withRecent(ctx, Listing{Open: open})
+}
+
+// Page returns the first limit open calls, counting the rest, and the recent ones: what a page
+// shows reads no more than it shows, however many calls wait.
+func (s *Service) Page(ctx context.Context, limit int) (Listing, error) {
+	open, total, err := s.d.Store.OpenFirst(ctx, limit)
 	if err != nil {
 		return Listing{}, err
 	}
-	return Listing{Open: open, Recent: recent}, nil
+	return s.withRecent(ctx, Listing{Open: open, MoreOpen: total - len(open)})
+}
+
+func (s *Service) withRecent(ctx context.Context, l Listing) (Listing, error) {
+	var err error
+	l.Recent, err = s.d.Store.Recent(ctx, recentShown)
+	return l, err
 }
 
 // Submit makes req a pending call (docs/design.md#rule-30): bound to its client, the row's id
@@ -191,8 +205,9 @@ func (s *Service) Submit(ctx context.Context, req Request) (Call, Submitted, err
 		return Call{}, 0, err
 	}
 	if how == Created {
-		s.record(ctx, got, EventCreated, "", map[string]any{"expires": got.Expires.UTC().Format(time.RFC3339), "reason": got.Why})
+		// The owner is told first: the feed's write need not delay the notice.
 		s.bg.Go(func() { s.notify(got) })
+		s.record(ctx, got, EventCreated, "", map[string]any{"expires": got.Expires.UTC().Format(time.RFC3339), "reason": got.Why})
 		select {
 		case s.kick <- struct{}{}:
 		default:
