@@ -314,6 +314,7 @@ func TestWhatRunsNothingOnThePhone(t *testing.T) {
 	owner.Goto(m.URL("/approvals/" + itoa(three.ID)))
 	check(t, owner.Expect.Locator(owner.Page.Locator("#approval-"+itoa(three.ID))).ToHaveAttribute("data-state", "void"), "void on its page")
 	check(t, owner.Expect.Locator(pageButton(owner.Page, "Approve with passkey")).ToHaveCount(0), "with nothing to approve")
+	checkAxe(t, owner, "phone, a void call's page")
 	if n := j.up.Calls("delete_task"); n != 1 {
 		t.Errorf("the tool ran %d times, want once", n)
 	}
