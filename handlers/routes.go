@@ -412,6 +412,7 @@ func (s *server) oauthRoutes(r chi.Router) {
 	r.Use(s.atOriginHost)
 	r.Get(pathResourceMetadata, s.resourceMetadataGet)
 	r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
+	r.Get(pathResourceMetadata+pathSSE, s.resourceMetadataGet)
 	r.Get(pathServerMetadata, s.serverMetadataGet)
 	// Any other well-known document (OpenID's, which clients try too) is a plain 404, not a
 	// page's sign-in.
