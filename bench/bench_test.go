@@ -72,6 +72,7 @@ func TestBenchReport(t *testing.T) {
 		{"memory", "resident memory after discovering 10 servers × 100 tools", reportMemory},
 		{"churn", "two hostile servers of 100 tools: one redefines them, one renames them, every 200 ms, for 60 s", reportChurn},
 		{"listen", "a 2026-07-28 server's list change to the row back in proposed, over HTTP and stdio", reportListen},
+		{"approvals", "pending calls: made → push sent, approval → the agent's result, /approvals with 1,000 waiting", reportApprovals},
 	}
 	for i, f := range figures {
 		if run(f.name) {

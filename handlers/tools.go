@@ -34,6 +34,9 @@ type Tools interface {
 	// its audit trail does not say).
 	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
 	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
+	// SetConfirm needs a step-up for auth.ActionSetConfirm naming allowlist.ConfirmDigest of
+	// the row as it is now; a *allowlist.ShapeChangedError for a row redefined since.
+	SetConfirm(ctx context.Context, id int64, c allowlist.Confirm, proof auth.StepUp) (allowlist.Tool, error)
 }
 
 // toolsPerPage keeps a page light however long the allowlist grows.

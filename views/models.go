@@ -6,7 +6,7 @@ import "strings"
 type Page struct {
 	Title    string
 	SignedIn bool
-	Nav      string // the current section: "tools", "passkeys", "secrets" or "activity"
+	Nav      string // the current section: "tools", "approvals", "passkeys", "secrets" or "activity"
 	// Locked hides the links that would only lead back to /unlock.
 	Locked bool
 	// CanLock shows the Lock button: a vault exists and is unlocked.
@@ -221,6 +221,17 @@ type Voice struct {
 	LineErrors []LineError
 	Status     string
 	Refused    bool
+	// Confirm is how an enabled destructive row's voice calls are confirmed, and the form that
+	// changes it; nil for any other row.
+	Confirm *ConfirmChoice
+}
+
+// ConfirmChoice is the Confirm setting of a row (docs/design.md#rule-32): by a spoken yes, or
+// on the owner's phone; changed behind a step-up.
+type ConfirmChoice struct {
+	Options []Option
+	// Status says what the last save did.
+	Status string
 }
 
 // LineError is one phrase that cannot be used: its line in the box, its text and why.
@@ -333,11 +344,10 @@ type SignIn struct {
 	Fingerprint string
 }
 
-// PasskeysPage is the /passkeys page: the passkeys, and the notifications card.
+// PasskeysPage is the /passkeys page: the passkeys.
 type PasskeysPage struct {
 	Page
 	List PasskeyList
-	Push PushCard
 }
 
 // PasskeyList is the owner's passkeys; rename and remove swap it.

@@ -18,7 +18,7 @@ import (
 func (s *services) openAgents(ctx context.Context, st startup) error {
 	var err error
 	if s.agents, err = agents.New(agents.Deps{Rows: s.tools, Runner: s.runner, Allow: s.mcp, Limits: s.limits, Lock: s.vault,
-		Clients: clientPolicies{s.clients}, Activity: callCounter{s.events, s.clients}},
+		Clients: clientPolicies{s.clients}, Activity: callCounter{s.events, s.clients}, Pending: s.pending},
 		agents.Options{Logger: st.log, Version: version}); err != nil {
 		return err
 	}
