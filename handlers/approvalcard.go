@@ -75,7 +75,7 @@ func (s *server) approvalCard(ctx context.Context, c pending.Call, full bool) vi
 		}
 	}
 	if full {
-		v.Description = text(s.approvedDescription(ctx, c))
+		v.Description, v.Limits = text(s.approvedDescription(ctx, c)), text(s.callLimits(ctx, c))
 	}
 	return v
 }
@@ -97,6 +97,25 @@ func (s *server) approvedDescription(ctx context.Context, c pending.Call) string
 		return "(The tool changed since this call was made; the call will not run.)"
 	}
 	return row.Description
+}
+
+// callLimits are the owner's limits in force on a call's row, in short ("temperature 17–23"),
+// which the call is within, since none outside them becomes a pending call
+// (docs/design.md#rule-33); "" when there are none, or the row is no longer the call's shape.
+func (s *server) callLimits(ctx context.Context, c pending.Call) string {
+	row, err := s.tools.Get(ctx, c.ToolID)
+	if err != nil || row.ApprovalDigest() != c.Fingerprint {
+		return ""
+	}
+	saved, err := s.limits.Limits(ctx, []int64{c.ToolID})
+	if err != nil {
+		s.log.Warn("approvals: read a call's limits", "call", c.ID, "tool", c.ToolID, "err", err)
+		return ""
+	}
+	if l, ok := saved[c.ToolID]; ok && l.InForce(row) && len(l.Set.Props) > 0 {
+		return limitsSummary(l.Set)
+	}
+	return ""
 }
 
 // callArgs are a call's canonical arguments, each by name with its value as text (a string as

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
+	"maven/app/limits"
 	"maven/app/mcp/mcptest"
 	"maven/app/pending"
 	"maven/handlers"
@@ -303,5 +305,28 @@ func TestHowARowIsConfirmedIsSetBehindAStepUp(t *testing.T) {
 	}
 	if feed := owner.get("/activity?kind=changes").Body.String(); !strings.Contains(feed, "Confirmation set") || !strings.Contains(feed, "<dd>on my phone</dd>") {
 		t.Errorf("/activity does not say how the row is confirmed now")
+	}
+}
+
+// TestTheCallsPageSaysTheLimitsItIsWithin: a call of a row with the owner's limits in force
+// shows them on its page, which the call is within (docs/design.md#rule-33).
+func TestTheCallsPageSaysTheLimitsItIsWithin(t *testing.T) {
+	w, _ := agentsWorld(t, agentstest.Options{}, mcptest.ToolSpec{Name: "set_temperature", Description: "Sets the thermostat.", Text: "set",
+		InputSchema: []byte(`{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"]}`)})
+	w.Enable(t, "s_set_temperature")
+	var set limits.Set
+	if err := json.Unmarshal([]byte(`{"properties":{"temperature":{"minimum":17,"maximum":23}},"run_without_asking":false}`), &set); err != nil {
+		t.Fatal(err)
+	}
+	w.SetLimits(t, "s_set_temperature", set)
+	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
+	cs, _ := af.connect(t, eras[0], "token-a")
+	if text, isErr := callWith(t, cs, "s_set_temperature", map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "asked for your approval") {
+		t.Fatalf("a call within the limits of a destructive row: %q (error %v)", text, isErr)
+	}
+	owner := af.signUp(authtest.New(testOrigin))
+	body := owner.get("/approvals/" + itoa(onlyCall(t, w).ID)).Body.String()
+	if want := `<dt>Your limits</dt><dd class="limits-line">temperature 17–23 (the arguments below are within them)</dd>`; !strings.Contains(body, want) {
+		t.Errorf("the call's page lacks %q:\n%s", want, body)
 	}
 }

@@ -43,6 +43,9 @@ type ApprovalCard struct {
 	TrustText  string
 	// Description is the tool's approved description; Why why the call needs the owner.
 	Description Text
+	// Limits are the owner's limits in force on the row, in short, which the call is within
+	// (docs/design.md#rule-33); empty when it has none.
+	Limits Text
 	Why         string
 	Args        []ApprovalArg
 	// Summary is the arguments in one line, for the list.
