@@ -100,7 +100,7 @@ func TestLimitsSavedOnTheToolsPageHoldAgents(t *testing.T) {
 	if !isErr || !strings.Contains(text, "temperature must be between 17 and 23 (the owner's limit), not 30") {
 		t.Errorf("a call outside the limits answers %q (error %v)", text, isErr)
 	}
-	if text, isErr := agentCall(t, cs, thermo.Name, map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "needs your approval") {
+	if text, isErr := agentCall(t, cs, thermo.Name, map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 		t.Errorf("a call within them, not yet let run unasked: %q (error %v)", text, isErr)
 	}
 	if n := mcpServer.Calls("set_temperature"); n != 0 {

@@ -307,8 +307,17 @@ func countsKey(counts map[allowlist.State]int) string {
 }
 
 // toolsNews compares the counts a list was rendered from (seen) with the allowlist's now: nil
-// when nothing changed, else the notice that offers to show the list again.
+// when nothing changed, else the notice that offers to show the list again, naming seen.
 func toolsNews(seen string, now map[allowlist.State]int) *views.ToolsNews {
+	news := newsOf(seen, now)
+	if news != nil {
+		news.Seen = seen
+	}
+	return news
+}
+
+// newsOf is what toolsNews says.
+func newsOf(seen string, now map[allowlist.State]int) *views.ToolsNews {
 	if seen == countsKey(now) {
 		return nil
 	}

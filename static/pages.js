@@ -142,11 +142,15 @@
   });
 
   // The card's poll sends the new-tools notice every time: swap it only when it says something
-  // new, so a screen reader hears it once.
+  // new, so a screen reader hears it once, and only while the page shows the list the notice
+  // compared with (a poll sent before the list was shown again answers for the old one).
   document.addEventListener('htmx:oobBeforeSwap', function (event) {
     const d = event.detail;
-    if (d && d.target && d.target.id === 'tools-news' && d.fragment &&
-        d.fragment.textContent.trim() === d.target.textContent.trim()) {
+    if (!d || !d.target || d.target.id !== 'tools-news' || !d.fragment) return;
+    const seen = document.getElementById('tools-seen');
+    const said = d.fragment.querySelector && d.fragment.querySelector('[data-seen]');
+    if (d.fragment.textContent.trim() === d.target.textContent.trim() ||
+        (seen && said && said.getAttribute('data-seen') !== seen.value)) {
       d.shouldSwap = false;
     }
   });

@@ -280,6 +280,7 @@ type ServersCard struct {
 // ToolsNews is the notice that the allowlist changed since the list on the page was rendered.
 type ToolsNews struct {
 	Message string // "14 new tools to review"
+	Seen    string // the list's counts the notice compared with (tools-seen), so a page swaps it only while it shows that list
 }
 
 // PendingCommand is a stdio server's command line that starts only once the owner approves it.
