@@ -46,8 +46,8 @@ type ApprovalCard struct {
 	// Limits are the owner's limits in force on the row, in short, which the call is within
 	// (docs/design.md#rule-33); empty when it has none.
 	Limits Text
-	Why         string
-	Args        []ApprovalArg
+	Why    string
+	Args   []ApprovalArg
 	// Summary is the arguments in one line, for the list.
 	Summary Text
 	Absent  []Text
