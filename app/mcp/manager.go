@@ -205,8 +205,11 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 	m.started = true
 	m.runCtx, m.cancel = context.WithCancel(ctx)
+	// Dialling every server at the instant the daemon starts makes their dials, a few hundred
+	// microseconds of CPU each, compete with its first answers on the same few cores; spread
+	// out a little, the daemon answers first (docs/design.md#rule-13).
 	for _, s := range m.servers.Load().list() {
-		m.start(s)
+		m.start(s, dialSpread())
 	}
 }
 
@@ -248,7 +251,7 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 		// Waking every supervisor at the instant of an unlock makes them all read secrets and
 		// dial while the unlock answer is still being written, on the same few cores; a short
 		// spread-out delay lets the owner's answer go first and staggers the dials.
-		time.AfterFunc(unlockWakeDelay+rand.N(unlockWakeJitter), s.signal)
+		time.AfterFunc(dialSpread(), s.signal)
 	}
 }
 
@@ -260,11 +263,15 @@ func (m *Manager) Wake(server string) {
 	}
 }
 
-// The delay between an unlock and the supervisors' first dial with the new secrets.
+// The delay before the supervisors' first dial at Run, and between an unlock and their first
+// dial with the new secrets: dialSpreadDelay and up to dialSpreadJitter more, at random.
 const (
-	unlockWakeDelay  = 50 * time.Millisecond
-	unlockWakeJitter = 100 * time.Millisecond
+	dialSpreadDelay  = 50 * time.Millisecond
+	dialSpreadJitter = 100 * time.Millisecond
 )
+
+// dialSpread is how long one supervisor waits before dialling at Run or after an unlock.
+func dialSpread() time.Duration { return dialSpreadDelay + rand.N(dialSpreadJitter) }
 
 // lookup returns the current secret lookup (nil when locked) and its generation.
 func (m *Manager) lookup() (func(string) ([]byte, bool), uint64) {

@@ -100,12 +100,16 @@ func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
 	return s
 }
 
-// run supervises the server until ctx is done: it waits until the server may be dialled
-// (readyToDial), then connects, and after a session ends decides when to try again.
-func (s *supervisor) run(ctx context.Context) {
+// run supervises the server until ctx is done: it waits firstDialIn (or until a wake), then
+// until the server may be dialled (readyToDial), then connects, and after a session ends
+// decides when to try again.
+func (s *supervisor) run(ctx context.Context, firstDialIn time.Duration) {
 	if s.cfg.Disabled {
 		s.set(StateDisabled, "")
 		return
+	}
+	if firstDialIn > 0 {
+		s.sleep(ctx, firstDialIn)
 	}
 	bo := backoff{min: s.m.opts.BackoffMin, max: s.m.opts.BackoffMax}
 	for ctx.Err() == nil {
