@@ -239,6 +239,7 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 	m.secretsGen++
 	m.mu.Unlock()
 	// Loaded after the secrets changed: a server Reconfigure adds later starts with them.
+	var wake []*supervisor
 	for _, s := range m.servers.Load().list() {
 		if !s.needsSecrets && !s.sealedAuth.Load() {
 			continue
@@ -248,10 +249,25 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 			s.signal()
 			continue
 		}
+		wake = append(wake, s)
+	}
+	if len(wake) > 0 {
 		// Waking every supervisor at the instant of an unlock makes them all read secrets and
 		// dial while the unlock answer is still being written, on the same few cores; a short
-		// spread-out delay lets the owner's answer go first and staggers the dials.
-		time.AfterFunc(dialSpread(), s.signal)
+		// delay lets the owner's answer go first, and the wakes are spread over the jitter. One
+		// timer for them all: the unlock answer waits for this loop, not for a timer each.
+		time.AfterFunc(dialSpreadDelay, func() { wakeSpread(wake) })
+	}
+}
+
+// wakeSpread signals sups in a random order, spread evenly over dialSpreadJitter.
+func wakeSpread(sups []*supervisor) {
+	gap := dialSpreadJitter / time.Duration(len(sups))
+	for i, j := range rand.Perm(len(sups)) {
+		if i > 0 {
+			time.Sleep(gap)
+		}
+		sups[j].signal()
 	}
 }
 
@@ -264,7 +280,7 @@ func (m *Manager) Wake(server string) {
 }
 
 // The delay before the supervisors' first dial at Run, and between an unlock and their first
-// dial with the new secrets: dialSpreadDelay and up to dialSpreadJitter more, at random.
+// dial with the new secrets: dialSpreadDelay and up to dialSpreadJitter more.
 const (
 	dialSpreadDelay  = 50 * time.Millisecond
 	dialSpreadJitter = 100 * time.Millisecond
