@@ -62,7 +62,7 @@ func TestBenchReport(t *testing.T) {
 
 	dir := t.TempDir()
 	t.Log("building cmd/maven")
-	e := &benchEnv{dir: dir, bin: buildMaven(t, dir), holes: mcptest.BlackHoles(t, blackHoles), n: n}
+	e := &benchEnv{dir: dir, bin: buildMaven(t, dir), holes: mcptest.NewBlackHoles(t, blackHoles), n: n}
 
 	figures := []struct {
 		name, what string
@@ -101,7 +101,7 @@ func TestBenchReport(t *testing.T) {
 // MCP servers and the sample-count scaler.
 type benchEnv struct {
 	dir, bin string
-	holes    []string
+	holes    *mcptest.BlackHoleSet
 	n        func(full int) int
 }
 

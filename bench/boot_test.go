@@ -50,9 +50,9 @@ func order(r int) [2]int {
 
 // reportBoot adds boot to ready with 0 vs the black-holed servers.
 func reportBoot(t *testing.T, e *benchEnv, rep *report) {
-	boot0, holed := benchBoot(t, e.bin, e.holes, e.n(61))
-	rep.versus(fmt.Sprintf("Boot to ready (`maven serve` → `/healthz` 200), %d black-holed servers", len(e.holes)),
+	boot0, holed := benchBoot(t, e.bin, e.holes.Addrs, e.n(61))
+	rep.versus(fmt.Sprintf("Boot to ready (`maven serve` → `/healthz` 200), %d black-holed servers", len(e.holes.Addrs)),
 		holed, boot0, "no servers", targetBootRatio)
 	rep.raw("boot, no servers", boot0)
-	rep.raw(fmt.Sprintf("boot, %d black-holed servers", len(e.holes)), holed)
+	rep.raw(fmt.Sprintf("boot, %d black-holed servers", len(e.holes.Addrs)), holed)
 }

@@ -11,6 +11,7 @@ import (
 
 	"maven/app/auth/authtest"
 	"maven/app/mcp"
+	"maven/app/mcp/mcptest"
 )
 
 // unlockSide is one daemon of the unlock comparison and its owner's passkey.
@@ -28,11 +29,12 @@ type unlockSide struct {
 // set up through its setup link with a PRF passkey (which makes the vault), given the secret,
 // and restarted, so it boots locked. Then, round after round, each is locked over IPC, a new
 // browser runs /unlock/begin and the authenticator's answer is posted to /unlock/finish: only
-// that request is timed. Outside the timed window the black-holed side is let settle, locked
-// before and dialling after, so both sides are measured alike.
-func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, holed []time.Duration) {
+// that request is timed. Outside the timed window the black-holed side is let settle, so both
+// sides are measured alike: before, every server locked and every dial of the round before
+// closed at the black hole's end; after, every server dialling and every dial arrived there.
+func benchUnlock(t *testing.T, bin string, holes *mcptest.BlackHoleSet, rounds int) (zero, holed []time.Duration) {
 	sides := [2]*unlockSide{}
-	for i, cfg := range [][]byte{[]byte(`{}`), blackHoleConfig(holes, true)} {
+	for i, cfg := range [][]byte{[]byte(`{}`), blackHoleConfig(holes.Addrs, true)} {
 		dir := t.TempDir()
 		s := &unlockSide{cfg: writeFile(t, dir, "maven.json", withBrowsersFromManyAddresses(t, cfg)), data: filepath.Join(dir, "data"), holes: i == 1}
 		s.d = startDaemon(t, bin, s.data, s.cfg)
@@ -53,6 +55,7 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, ho
 		s.d.call(t, "lock", nil, nil)
 		if s.holes {
 			s.d.waitServers(t, "the servers to lock", func(st mcp.ServerStatus) bool { return st.State == mcp.StateLocked })
+			waitFor(t, "the dials to close", 60*time.Second, func() bool { return holes.Open() == 0 })
 		}
 		b := newBrowser(t, s.d)
 		var begin beginAnswer
@@ -72,6 +75,7 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, ho
 		}
 		if s.holes {
 			s.d.waitServers(t, "the servers to dial", func(st mcp.ServerStatus) bool { return st.State != mcp.StateLocked })
+			waitFor(t, "the dials to arrive", 60*time.Second, func() bool { return holes.Open() >= len(holes.Addrs) })
 		}
 		return took
 	}
@@ -93,8 +97,8 @@ func benchUnlock(t *testing.T, bin string, holes []string, rounds int) (zero, ho
 // reportUnlock adds the unlock answer with 0 vs the black-holed servers needing a secret.
 func reportUnlock(t *testing.T, e *benchEnv, rep *report) {
 	unlock0, holed := benchUnlock(t, e.bin, e.holes, e.n(101))
-	rep.versus(fmt.Sprintf("Unlock answer (`POST /unlock/finish`), %d black-holed servers needing a secret", len(e.holes)),
+	rep.versus(fmt.Sprintf("Unlock answer (`POST /unlock/finish`), %d black-holed servers needing a secret", len(e.holes.Addrs)),
 		holed, unlock0, "no servers", targetUnlockRatio)
 	rep.raw("unlock answer, no servers", unlock0)
-	rep.raw(fmt.Sprintf("unlock answer, %d black-holed servers", len(e.holes)), holed)
+	rep.raw(fmt.Sprintf("unlock answer, %d black-holed servers", len(e.holes.Addrs)), holed)
 }
