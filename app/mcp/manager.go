@@ -433,18 +433,30 @@ func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, 
 // ctx is done. The sdk closes a closing connection on whichever goroutine retires its last
 // call, so a cancelled call can be held up by the session's HTTP DELETE; the caller must not
 // be. The session's teardown bounds the goroutine.
+//
+// The sdk's context follows ctx while the call waits, and not once it is answered: go-sdk reads
+// the rest of an event-stream answer on the request's context after it delivered the result,
+// and net/http keeps a connection only if its body was read to the end, so cancelling the call's
+// context as the caller returns closed the connection under the stream's last bytes, and the
+// next call dialled a new one. It is cancelled streamGrace later instead, which bounds a stream
+// a server keeps open after its answer.
 func callDetached(ctx context.Context, cs *sdk.ClientSession, tool string, args map[string]any) (*sdk.CallToolResult, error) {
 	type answer struct {
 		res *sdk.CallToolResult
 		err error
 	}
+	sdkCtx, sdkCancel := context.WithCancel(context.WithoutCancel(ctx))
+	follow := context.AfterFunc(ctx, sdkCancel)
 	answered := make(chan answer, 1)
 	go func() {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		res, err := cs.CallTool(sdkCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
 		answered <- answer{res, err}
 	}()
 	select {
 	case a := <-answered:
+		if follow() {
+			time.AfterFunc(streamGrace, sdkCancel)
+		}
 		return a.res, a.err
 	case <-ctx.Done():
 		select {
@@ -455,6 +467,9 @@ func callDetached(ctx context.Context, cs *sdk.ClientSession, tool string, args 
 		}
 	}
 }
+
+// streamGrace is how long an answered call's request may go on reading its event stream.
+const streamGrace = time.Second
 
 // sessionEndGrace is how long a failed call waits to see whether its session ended with it.
 const sessionEndGrace = 100 * time.Millisecond
