@@ -62,6 +62,7 @@ var agentOutcomeTones = enum.Table[agents.Outcome, string]{
 	{Member: agents.OutcomeRan, Said: "ok"},
 	{Member: agents.OutcomeNeedsOwner, Said: "calm"},
 	{Member: agents.OutcomeBadArguments, Said: "calm"},
+	{Member: agents.OutcomeOutsideLimits, Said: "calm"},
 	{Member: agents.OutcomeChanged, Said: "calm"},
 	{Member: agents.OutcomeLocked, Said: "trouble"},
 	{Member: agents.OutcomeFailed, Said: "trouble"},
@@ -302,6 +303,7 @@ var actionLabels = map[string]string{
 	"disabled":                     "Disabled",
 	"withdrawn":                    "Withdrawn",
 	"phrases_set":                  "Phrases saved",
+	"limits_set":                   "Limits saved",
 	activity.ActionPasskeyAdded:    "Passkey added",
 	activity.ActionPasskeyRenamed:  "Passkey renamed",
 	activity.ActionPasskeyRemoved:  "Passkey removed",
@@ -390,6 +392,7 @@ var factKeys = []struct{ key, label string }{
 	{"reason", "Why"},
 	{"command", "Command line"},
 	{"phrases", "Phrases"},
+	{"limits", "Limits"},
 	{"changed", "Changed"},
 	{"destructive_raised", "Destructive"},
 	{"old_name", "Renamed from"},
@@ -423,6 +426,8 @@ func facts(detail map[string]any) []views.Fact {
 			if len(f.Value) == 0 {
 				f.Value, f.Code = text("none (cleared)"), false
 			}
+		case "limits":
+			f.Value = text(limitsFact(val))
 		case "command":
 			f.Value, f.Code = text(valueText(val)), true
 		case "notifier":

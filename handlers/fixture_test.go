@@ -30,6 +30,7 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/clients"
 	"maven/app/config"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/metrics"
 	"maven/app/notify"
@@ -96,12 +97,14 @@ type fixture struct {
 	h     http.Handler
 	db    *bun.DB
 	tools *allowlist.Service
-	// book is the owner's phrases, feed the activity feed, voice the guides /tools shows.
-	book  *phrases.Service
-	feed  *activity.Log
-	voice *voice.Service
-	auth  *auth.Service
-	gate  *vault.Gate
+	// book is the owner's phrases, limits their limits on arguments, feed the activity feed,
+	// voice the guides /tools shows.
+	book   *phrases.Service
+	limits *limits.Service
+	feed   *activity.Log
+	voice  *voice.Service
+	auth   *auth.Service
+	gate   *vault.Gate
 	// clock is the injected clock of auth, the allowlist and the session limits. It starts at
 	// the real time because go-webauthn and scs read time.Now themselves.
 	clock *testclock.Clock
@@ -274,6 +277,7 @@ func (f *fixture) boot() {
 		t.Fatal(err)
 	}
 	f.book = phrases.NewService(db.NewPhrasesStore(f.db), f.tools, f.clock.Now)
+	f.limits = limits.NewService(db.NewLimitsStore(f.db), f.tools, f.clock.Now)
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
 	t.Cleanup(f.voice.Close)
@@ -314,7 +318,7 @@ func (f *fixture) deps() handlers.Deps {
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
-		Guides: f.voice, Phrases: f.book, Activity: f.feed, Notifications: f.notify,
+		Guides: f.voice, Phrases: f.book, Limits: f.limits, Activity: f.feed, Notifications: f.notify,
 		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).

@@ -49,6 +49,9 @@ type Deps struct {
 	Guides   VoiceGuides
 	Phrases  PhraseBook
 	Activity ActivityFeed
+	// Limits are the owner's limits on enabled MCP rows' arguments, which /tools shows and
+	// edits (docs/design.md#rule-33).
+	Limits ArgumentLimits
 	// Notifications keeps the browsers subscribed to Web Push, and sends the test of the
 	// notifications card.
 	Notifications Notifications
@@ -104,6 +107,7 @@ func (d Deps) missing() []string {
 		{"Commands", d.Commands != nil}, {"Wake", d.Wake != nil}, {"SignIn", d.SignIn != nil},
 		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
 		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
+		{"Limits", d.Limits != nil},
 		{"Notifications", d.Notifications != nil},
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
@@ -138,6 +142,7 @@ type server struct {
 	metricsGauges MetricsGauges
 	guides        VoiceGuides
 	phrases       PhraseBook
+	limits        ArgumentLimits
 	activity      ActivityFeed
 	notify        Notifications
 	views         *views.Templates
@@ -152,7 +157,7 @@ type server struct {
 	secretUsers    func() map[string][]string
 	configProblems ConfigProblems
 	clients        Clients
-	// offers say what the step-ups of consents and clients' tools approve (consent.go).
+	// offers say what the step-ups of consents, clients' tools and limits approve (consent.go).
 	offers offers
 	// atOriginHost and sameOrigin are the browser-facing checks, built once from origins: the
 	// request's Host is a configured origin's (requireOriginHost), and a POST is not
@@ -185,7 +190,7 @@ func New(d Deps) (http.Handler, error) {
 		log: d.Logger, vault: d.Vault, sessions: d.Sessions, auth: d.Auth, tools: d.Tools,
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
 		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
-		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, activity: d.Activity, notify: d.Notifications,
+		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, limits: d.Limits, activity: d.Activity, notify: d.Notifications,
 		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 		clients: d.Clients,
@@ -231,7 +236,7 @@ func New(d Deps) (http.Handler, error) {
 //	signed-in   /tools, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock, /push/*,
 //	            and their actions; the consent page answers anyone, and offers the unlock or
 //	            sign-in first
-//	step-up     enabling a tool (or the several selected), saving a tool's phrases, approving a
+//	step-up     enabling a tool (or the several selected), saving a tool's phrases or limits, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
 //	            removing a passkey, setting or deleting a secret, a new recovery code, allowing
 //	            a client or changing its tools (stepUpRoutes)
@@ -343,6 +348,8 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	r.With(s.requireStepUp(toolsSelected)).Post("/tools/enable", s.handle(s.toolsEnablePost))
 	// Phrases that cannot be saved are refused, line by line, before the passkey.
 	r.With(s.phrasesSaveable, s.requireStepUp(asShown(auth.ActionSetPhrases))).Post("/tools/{id}/phrases", s.handle(s.toolPhrasesPost))
+	// So are limits that cannot be saved, each beside its field; the step-up names the limits.
+	r.With(s.limitsSaveable, s.requireStepUp(s.limitsAsShown)).Post("/tools/{id}/limits", s.handle(s.toolLimitsPost))
 	r.With(s.requireStepUp(onRoute(auth.ActionAddServer))).Post("/servers/commands/{id}/approve", s.handle(s.serverCommandApprovePost))
 	r.With(s.requireStepUp(commandsSelected)).Post("/servers/commands/approve", s.handle(s.serverCommandsApprovePost))
 	r.With(s.requireStepUp(onRoute(auth.ActionAddPasskey))).Post("/passkeys/add/begin", s.handle(s.passkeyAddBeginPost))
@@ -387,6 +394,7 @@ func (s *server) oauthRoutes(r chi.Router) {
 	r.Use(s.atOriginHost)
 	r.Get(pathResourceMetadata, s.resourceMetadataGet)
 	r.Get(pathResourceMetadata+"/mcp", s.resourceMetadataGet)
+	r.Get(pathResourceMetadata+pathSSE, s.resourceMetadataGet)
 	r.Get(pathServerMetadata, s.serverMetadataGet)
 	// Any other well-known document (OpenID's, which clients try too) is a plain 404, not a
 	// page's sign-in.

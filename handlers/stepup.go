@@ -67,7 +67,7 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 		return "Confirm with your passkey to make a new recovery code. The old one stops working.", nil
 	case auth.ActionSignIn:
 		return fmt.Sprintf("Confirm with your passkey to let Maven sign in to %s. What you grant there lets Maven act as you on that server.", list), nil
-	case auth.ActionConsentClient, auth.ActionClientTools:
+	case auth.ActionConsentClient, auth.ActionClientTools, auth.ActionSetLimits:
 		return fmt.Sprintf("Confirm with your passkey to %s.", list), nil
 	}
 	return "", fmt.Errorf("%w: %q", auth.ErrUnknownAction, a.Action)
@@ -103,7 +103,7 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 		return fmt.Sprintf("“%s”", it.Digest), nil
 	case auth.ActionSignIn:
 		return s.signInTarget(it.Digest)
-	case auth.ActionConsentClient, auth.ActionClientTools:
+	case auth.ActionConsentClient, auth.ActionClientTools, auth.ActionSetLimits:
 		return s.offers.words(it.Digest)
 	}
 	return "", nil

@@ -212,6 +212,14 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
+	ids := make([]int64, len(rows))
+	for i, t := range rows {
+		ids[i] = t.ID
+	}
+	saved, err := s.limits.Limits(ctx, ids)
+	if err != nil {
+		return views.ToolList{}, err
+	}
 	for _, t := range rows {
 		title := groupTitle(t)
 		if n := len(list.Groups); n == 0 || list.Groups[n-1].Title != title {
@@ -220,6 +228,8 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		g := &list.Groups[len(list.Groups)-1]
 		row := s.toolRow(t)
 		s.addVoice(&row, t, guides[t.ID])
+		l, has := saved[t.ID]
+		addLimits(&row, t, l, has)
 		list.Selectable = list.Selectable || row.CanEnable
 		g.Rows = append(g.Rows, row)
 	}

@@ -117,8 +117,9 @@
       place.focus();
       return;
     }
-    // Phrases refused line by line: back to the box, which names the lines at fault.
-    const invalid = place.querySelector('textarea[aria-invalid="true"]');
+    // Phrases refused line by line, or limits refused: back to the first field at fault, which
+    // names why.
+    const invalid = place.querySelector('[aria-invalid="true"]');
     if (invalid) {
       invalid.focus();
       return;

@@ -195,6 +195,8 @@ type ToolRow struct {
 	// Status is what the owner's last action on this row did, shown beside its buttons.
 	Status string
 	Voice  Voice
+	// Limits are the owner's limits on its arguments, and their form.
+	Limits Limits
 }
 
 // Voice is what a row says about reaching it by voice (docs/design.md#rule-15 and

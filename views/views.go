@@ -72,7 +72,7 @@ func models() map[string]any {
 		"shared/_origin_check": Reach{}, "shared/_reach_fix": Reach{}, "shared/_prf": nil, // _prf reads nothing
 		"shared/_text": Text{}, "shared/_time": Time{},
 		"tools/_config": ConfigNotes{}, "tools/_config_problem": ConfigProblem{}, "tools/_filters": Filters{},
-		"tools/_start": ConfigInfo{}, "tools/_voice": ToolRow{},
+		"tools/_start": ConfigInfo{}, "tools/_voice": ToolRow{}, "tools/_limits": ToolRow{},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/reveal"
 	"maven/app/runner"
@@ -39,8 +40,9 @@ func (s *Service) handler(c *client, e *entry) sdk.ToolHandler {
 
 // call is one agent's call of a listed row (docs/design.md#rule-28): over the client's rate,
 // or while locked, it is refused; the row is read again and must still be enabled in the shape
-// the agent was shown, and among its client's tools; the arguments must fit the approved input
-// schema; then Classify decides, and a call that may run at once runs through the one run path
+// the agent was shown, with the same limits, and among its client's tools; the arguments must
+// fit the approved input schema, then the owner's limits (docs/design.md#rule-33, never sent
+// outside them); then Classify decides, and a call that may run at once runs through the one run path
 // (which reads the row again in its own step). Every call but one over the rate is recorded in
 // the activity feed with its client's name.
 func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sdk.CallToolResult {
@@ -65,8 +67,14 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 		return s.refuse(ctx, rec, OutcomeFailed, "the allowlist could not be read", "Maven could not read its tools just now; try again.")
 	case row.State != allowlist.StateEnabled:
 		return s.refuse(ctx, rec, OutcomeChanged, "it is "+string(row.State)+" now", changedWords(e.row))
-	case shownKey(row) != e.key || !slices.Equal(row.Cmd, e.row.Cmd):
-		return s.refuse(ctx, rec, OutcomeChanged, "redefined since it was listed", changedWords(e.row))
+	}
+	in, err := s.d.Limits.InForce(ctx, []allowlist.Tool{row})
+	switch {
+	case err != nil:
+		s.log.Error("agents: read a row's limits", "tool", e.row.Name, "err", err)
+		return s.refuse(ctx, rec, OutcomeFailed, "its limits could not be read", "Maven could not read its tools just now; try again.")
+	case shownKey(row, in[row.ID]) != e.key || !slices.Equal(row.Cmd, e.row.Cmd):
+		return s.refuse(ctx, rec, OutcomeChanged, "redefined, or its limits changed, since it was listed", changedWords(e.row))
 	}
 	rec.row = row
 	args, err := e.arguments(raw)
@@ -78,7 +86,13 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 		return s.refuse(ctx, rec, OutcomeBadArguments, "a local command takes no arguments",
 			fmt.Sprintf("%s is a local command and takes no arguments. Nothing was done.", row.Name))
 	}
-	if class := Classify(row, args, s.d.Allow.AllowTools(row.Server())); class.NeedsOwner() {
+	if e.limits != nil {
+		if err := e.limits.Check(args); err != nil {
+			return s.refuse(ctx, rec, OutcomeOutsideLimits, err.Error(), outsideWords(row, err))
+		}
+	}
+	class := Classify(row, args, s.d.Allow.AllowTools(row.Server()), e.limits != nil && e.limits.Set.RunUnasked)
+	if class.NeedsOwner() {
 		return s.refuse(ctx, rec, OutcomeNeedsOwner, class.Words(), needsOwnerWords(row, class))
 	}
 	res, err := s.d.Runner.Exec(ctx, row, args)
@@ -89,7 +103,11 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 	}
 	out := toolResult(row, res)
 	rec.isError = res.IsError
-	s.record(ctx, rec, OutcomeRan, "", res.Output)
+	why := ""
+	if class == ClassWithinLimits {
+		why = class.Words()
+	}
+	s.record(ctx, rec, OutcomeRan, why, res.Output)
 	return out
 }
 
@@ -132,6 +150,12 @@ func needsOwnerWords(row allowlist.Tool, class Class) string {
 		upperFirst(spoken(row)), class.Words())
 }
 
+// outsideWords say why a call outside the owner's limits was refused: the property and the
+// limit (a *limits.Violation).
+func outsideWords(row allowlist.Tool, err error) string {
+	return fmt.Sprintf("The arguments do not fit %s: %s. Nothing was done.", row.Name, reveal.CutError(err.Error(), 300))
+}
+
 func changedWords(row allowlist.Tool) string {
 	return fmt.Sprintf("%s changed since you listed the tools (the owner disabled it or its server redefined it): list the tools again. Nothing was done.", row.Name)
 }
@@ -149,6 +173,10 @@ func argumentsWords(err error) string {
 func failure(row allowlist.Tool, err error) (Outcome, string) {
 	if errors.Is(err, runner.ErrChanged) || errors.Is(err, runner.ErrNotEnabled) {
 		return OutcomeChanged, changedWords(row)
+	}
+	var outside *limits.Violation
+	if errors.As(err, &outside) {
+		return OutcomeOutsideLimits, outsideWords(row, outside)
 	}
 	if errors.Is(err, mcp.ErrLocked) {
 		return OutcomeLocked, LockedWords

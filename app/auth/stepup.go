@@ -28,6 +28,10 @@ const (
 	ActionRotateRecovery Action = "rotate_recovery"
 	// ActionSetPhrases saves an enabled MCP tool's voice phrases (docs/design.md#rule-15b).
 	ActionSetPhrases Action = "set_phrases"
+	// ActionSetLimits saves an enabled MCP tool's argument limits and whether calls within them
+	// run without asking (docs/design.md#rule-33). Its item's digest is limits.Digest: the
+	// fingerprint the page showed and the limits' canonical JSON.
+	ActionSetLimits Action = "set_limits"
 	// ActionSignIn signs Maven in to an OAuth-protected MCP server: it grants Maven access.
 	// Its item's digest names the server, its authorization server and the scopes, as the
 	// servers card showed them (a server has no id).
@@ -44,7 +48,7 @@ const (
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSignIn,
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSetLimits, ActionSignIn,
 		ActionConsentClient, ActionClientTools:
 		return true
 	}
@@ -52,11 +56,11 @@ func knownAction(a Action) bool {
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row, enabled or given phrases; what a server asks a sign-in for; what a client
-// asks for and is given): each item must name the fingerprint the owner's page showed.
+// eyes (a tool row, enabled or given phrases or limits; what a server asks a sign-in for; what
+// a client asks for and is given): each item must name the fingerprint the owner's page showed.
 func shownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionSetPhrases, ActionSignIn, ActionConsentClient, ActionClientTools:
+	case ActionEnableTool, ActionSetPhrases, ActionSetLimits, ActionSignIn, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false

@@ -128,14 +128,15 @@ type Recorder interface {
 	Append(ctx context.Context, events ...activity.Event) error
 }
 
-// Deps are the services a voice turn uses. Phrases and Activity may be nil: no phrases, and
-// turns go unrecorded (tests that are about something else).
+// Deps are the services a voice turn uses. Phrases, Limits and Activity may be nil: no
+// phrases, no limits, and turns go unrecorded (tests that are about something else).
 type Deps struct {
 	Rows     Rows
 	Binder   Binder
 	Runner   Runner
 	Lock     LockState
 	Phrases  Phrases
+	Limits   Limits
 	Activity Recorder
 }
 
@@ -364,11 +365,18 @@ func (s *Service) byPhrase(ctx context.Context, idx *index, req Request, words [
 		s.recordNoRow(ctx, req, r.Outcome, "phrase fits several tools")
 		return r, true
 	}
+	in, err := s.limitsOf(ctx, best.row)
+	if err != nil {
+		return s.failed(ctx, best.row, req, err), true
+	}
 	args := map[string]any{}
 	var wrong []string
 	var why error
 	for _, name := range slices.Sorted(maps.Keys(bestMatch.Values)) {
 		v, err := phrases.Coerce(best.schema.Props[name], bestMatch.Values[name])
+		if err == nil {
+			err = withinLimit(in, name, v)
+		}
 		if err != nil {
 			wrong = append(wrong, name)
 			if why == nil {

@@ -170,6 +170,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		VoiceTokens:    svc.tokens,
 		Guides:         svc.voice,
 		Phrases:        svc.book,
+		Limits:         svc.limits,
 		Activity:       svc.events,
 		Notifications:  svc.notify,
 		Metrics:        svc.registry,

@@ -16,6 +16,7 @@ import (
 	"maven/app/bearer"
 	"maven/app/clients"
 	"maven/app/config"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/metrics"
 	"maven/app/notify"
@@ -164,14 +165,16 @@ func (s *services) openMCP(ctx context.Context, st startup, bdb *bun.DB) error {
 	return nil
 }
 
-// openVoice builds the phrase book and voice, whose turns run enabled rows through the runner
-// and are counted by outcome when metrics are on.
+// openVoice builds the phrase book, the owner's limits, the one run path and voice, whose
+// turns run enabled rows through it and are counted by outcome when metrics are on.
 func (s *services) openVoice(st startup, bdb *bun.DB) {
 	// One phrase book: voice rebuilds its index after the saves the pages make.
 	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
-	s.runner = runner.New(s.tools, s.mcp, runner.Options{})
+	// One set of limits, which every front end and the run path check (docs/design.md#rule-33).
+	s.limits = limits.NewService(db.NewLimitsStore(bdb), s.tools, time.Now)
+	s.runner = runner.New(s.tools, s.mcp, runner.Options{Limits: s.limits})
 	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: s.runner, Lock: s.daemon,
-		Phrases: s.book, Activity: s.events}, voice.Options{
+		Phrases: s.book, Limits: s.limits, Activity: s.events}, voice.Options{
 		Origins: st.cfg.Origins, WakeWords: st.cfg.Voice.WakeWords,
 		TurnsPerSecond: st.cfg.Voice.TurnsPerSecond, Burst: st.cfg.Voice.Burst, Logger: st.log,
 		OnTurn: func(o voice.Outcome) {

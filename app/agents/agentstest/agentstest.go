@@ -1,8 +1,8 @@
 // Package agentstest builds, for tests, what Maven's MCP server for agents stands on, all of it
 // real: a database in a temporary directory, the allowlist and the activity feed on it, an MCP
 // manager connected to the servers the test runs (mcptest's scripted servers, over HTTP),
-// the runner, and an agents.Service keeping its clients' tools current; the clients and the
-// lock are the test's to set.
+// the owner's limits, the runner, and an agents.Service keeping its clients' tools current;
+// the clients and the lock are the test's to set.
 package agentstest
 
 import (
@@ -22,6 +22,7 @@ import (
 	"maven/app/auth"
 	"maven/app/auth/authtest"
 	"maven/app/config"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/runner"
 	"maven/db"
@@ -32,6 +33,7 @@ import (
 type World struct {
 	DB      *bun.DB
 	Tools   *allowlist.Service
+	Limits  *limits.Service
 	Manager *mcp.Manager
 	Feed    *activity.Log
 	Agents  *agents.Service
@@ -65,6 +67,7 @@ func New(tb testing.TB, opts Options) *World {
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w := &World{DB: bdb, Lock: &Lock{}, Clients: &Clients{policies: map[string]agents.Policy{}}}
 	w.Tools = allowlist.NewService(db.NewToolStore(bdb), time.Now)
+	w.Limits = limits.NewService(db.NewLimitsStore(bdb), w.Tools, time.Now)
 	w.Feed = activity.New(db.NewActivityStore(bdb), time.Now)
 	servers := map[string]config.Server{}
 	for name, s := range opts.Servers {
@@ -78,8 +81,8 @@ func New(tb testing.TB, opts Options) *World {
 		opts.Agents.Logger = logger
 	}
 	var err error
-	w.Agents, err = agents.New(agents.Deps{Rows: w.Tools, Runner: runner.New(w.Tools, w.Manager, runner.Options{}),
-		Allow: w.Manager, Lock: w.Lock, Clients: w.Clients, Activity: w.Feed}, opts.Agents)
+	w.Agents, err = agents.New(agents.Deps{Rows: w.Tools, Runner: runner.New(w.Tools, w.Manager, runner.Options{Limits: w.Limits}),
+		Allow: w.Manager, Limits: w.Limits, Lock: w.Lock, Clients: w.Clients, Activity: w.Feed}, opts.Agents)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -126,6 +129,21 @@ func (w *World) Enable(tb testing.TB, name string) allowlist.Tool {
 		tb.Fatal(err)
 	}
 	return row
+}
+
+// SetLimits saves set as the limits of the enabled row named name, with the step-up the
+// owner's page would ask for.
+func (w *World) SetLimits(tb testing.TB, name string, set limits.Set) {
+	tb.Helper()
+	row := w.Row(tb, name, func(r allowlist.Tool) bool { return r.State == allowlist.StateEnabled })
+	digest, err := limits.Digest(row.Fingerprint, set)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := w.Limits.Save(context.Background(), row.ID, row.Fingerprint, set,
+		authtest.Proof(tb, auth.One(auth.ActionSetLimits, row.ID, digest))); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // Entries returns the activity feed's entries of agents' calls, newest first.
