@@ -38,7 +38,7 @@ const churnRun = 60 * time.Second
 //
 //	scripts/bench     (MAVEN_BENCH=1 go test -run TestBenchReport -count=1 -v -timeout 30m ./bench)
 //
-// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn,listen runs only the figures listed;
+// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn,listen,agents runs only the figures listed;
 // MAVEN_BENCH_QUICK=1 takes fewer samples, to check the harness itself; MAVEN_BENCH_OUT=FILE
 // writes the final table to FILE instead of standard output (scripts/bench prints it last).
 func TestBenchReport(t *testing.T) {
@@ -76,6 +76,7 @@ func TestBenchReport(t *testing.T) {
 		{"memory", "resident memory after discovering 10 servers × 100 tools", reportMemory},
 		{"churn", "two hostile servers of 100 tools: one redefines them, one renames them, every 200 ms, for 60 s", reportChurn},
 		{"listen", "a 2026-07-28 server's list change to the row back in proposed, over HTTP and stdio", reportListen},
+		{"agents", "agents through /mcp: a call, tools/list of 1,000 rows, a list change, 100 sessions, boot and unlock", reportAgents},
 	}
 	for i, f := range figures {
 		if run(f.name) {
