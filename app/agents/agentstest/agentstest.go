@@ -51,6 +51,9 @@ type Options struct {
 	NoRun bool
 	// Agents tune the service (its Logger is the test's log by default).
 	Agents agents.Options
+	// WrapRows, if set, wraps the allowlist as the agents service reads it (to count its
+	// reads, say).
+	WrapRows func(agents.Rows) agents.Rows
 }
 
 // HTTPServer is the config of an MCP server at url over streamable HTTP.
@@ -80,8 +83,12 @@ func New(tb testing.TB, opts Options) *World {
 	if opts.Agents.Logger == nil {
 		opts.Agents.Logger = logger
 	}
+	var rows agents.Rows = w.Tools
+	if opts.WrapRows != nil {
+		rows = opts.WrapRows(rows)
+	}
 	var err error
-	w.Agents, err = agents.New(agents.Deps{Rows: w.Tools, Runner: runner.New(w.Tools, w.Manager, runner.Options{Limits: w.Limits}),
+	w.Agents, err = agents.New(agents.Deps{Rows: rows, Runner: runner.New(w.Tools, w.Manager, runner.Options{Limits: w.Limits}),
 		Allow: w.Manager, Limits: w.Limits, Lock: w.Lock, Clients: w.Clients, Activity: w.Feed}, opts.Agents)
 	if err != nil {
 		tb.Fatal(err)
