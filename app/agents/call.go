@@ -39,7 +39,8 @@ func (s *Service) handler(c *client, e *entry) sdk.ToolHandler {
 }
 
 // call is one agent's call of a listed row (docs/design.md#rule-28): over the client's rate,
-// or while locked, it is refused; the row is read again and must still be enabled in the shape
+// or while locked, it is refused; the row is read again (from memory while nothing committed
+// since the read that listed it, shownRows.still) and must still be enabled in the shape
 // the agent was shown, with the same limits, and among its client's tools; the arguments must
 // fit the approved input schema, then the owner's limits (docs/design.md#rule-33, never sent
 // outside them); then Classify decides: a call that may run at once runs through the one run
@@ -59,23 +60,12 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, req *sdk.CallTo
 	case revoked || !policy.allows(e.row.ID):
 		return s.refuse(ctx, rec, OutcomeChanged, "no longer among its client's tools", changedWords(e.row))
 	}
-	row, err := s.d.Rows.Get(ctx, e.row.ID)
-	switch {
-	case errors.Is(err, allowlist.ErrNotFound):
-		return s.refuse(ctx, rec, OutcomeChanged, "gone", changedWords(e.row))
-	case err != nil:
-		s.log.Error("agents: read a row", "tool", e.row.Name, "err", err)
-		return s.refuse(ctx, rec, OutcomeFailed, "the allowlist could not be read", "Maven could not read its tools just now; try again.")
-	case row.State != allowlist.StateEnabled:
-		return s.refuse(ctx, rec, OutcomeChanged, "it is "+string(row.State)+" now", changedWords(e.row))
-	}
-	in, err := s.d.Limits.InForce(ctx, []allowlist.Tool{row})
-	switch {
-	case err != nil:
-		s.log.Error("agents: read a row's limits", "tool", e.row.Name, "err", err)
-		return s.refuse(ctx, rec, OutcomeFailed, "its limits could not be read", "Maven could not read its tools just now; try again.")
-	case shownKey(row, in[row.ID]) != e.key || !slices.Equal(row.Cmd, e.row.Cmd):
-		return s.refuse(ctx, rec, OutcomeChanged, "redefined, or its limits changed, since it was listed", changedWords(e.row))
+	row := e.row
+	if !s.shown.still(e) {
+		var refused *sdk.CallToolResult
+		if row, refused = s.readAgain(ctx, rec, e); refused != nil {
+			return refused
+		}
 	}
 	rec.row = row
 	args, err := e.arguments(raw)
@@ -110,6 +100,31 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, req *sdk.CallTo
 	}
 	s.record(ctx, rec, OutcomeRan, why, res.Output)
 	return out
+}
+
+// readAgain reads e's row and its limits as they are now, since an update or a save of limits
+// committed after the read that listed it; it refuses the call unless they still show what the
+// agent was shown.
+func (s *Service) readAgain(ctx context.Context, rec callRecord, e *entry) (allowlist.Tool, *sdk.CallToolResult) {
+	row, err := s.d.Rows.Get(ctx, e.row.ID)
+	switch {
+	case errors.Is(err, allowlist.ErrNotFound):
+		return row, s.refuse(ctx, rec, OutcomeChanged, "gone", changedWords(e.row))
+	case err != nil:
+		s.log.Error("agents: read a row", "tool", e.row.Name, "err", err)
+		return row, s.refuse(ctx, rec, OutcomeFailed, "the allowlist could not be read", "Maven could not read its tools just now; try again.")
+	case row.State != allowlist.StateEnabled:
+		return row, s.refuse(ctx, rec, OutcomeChanged, "it is "+string(row.State)+" now", changedWords(e.row))
+	}
+	in, err := s.d.Limits.InForce(ctx, []allowlist.Tool{row})
+	switch {
+	case err != nil:
+		s.log.Error("agents: read a row's limits", "tool", e.row.Name, "err", err)
+		return row, s.refuse(ctx, rec, OutcomeFailed, "its limits could not be read", "Maven could not read its tools just now; try again.")
+	case shownKey(row, in[row.ID]) != e.key || !slices.Equal(row.Cmd, e.row.Cmd):
+		return row, s.refuse(ctx, rec, OutcomeChanged, "redefined, or its limits changed, since it was listed", changedWords(e.row))
+	}
+	return row, nil
 }
 
 // toolResult is a run's result as the agent is given it: an MCP row's content and structured

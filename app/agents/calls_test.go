@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"maven/app/agents"
 	"maven/app/agents/agentstest"
+	"maven/app/allowlist"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
@@ -256,5 +258,49 @@ func TestARevokedClientsSessionsEnd(t *testing.T) {
 	}
 	if _, _, err := w.Agents.Servers(context.Background(), "c"); err == nil {
 		t.Error("a revoked client still gets servers")
+	}
+}
+
+// countingRows counts the rows read one by one.
+type countingRows struct {
+	agents.Rows
+	gets atomic.Int64
+}
+
+func (r *countingRows) Get(ctx context.Context, id int64) (allowlist.Tool, error) {
+	r.gets.Add(1)
+	return r.Rows.Get(ctx, id)
+}
+
+// TestACallOfARowUnchangedSinceListedReadsItFromMemory: while no update of the rows (or save of
+// limits) has committed since the read that listed a row, a call of it reads the row again from
+// that read, not from the database, as the run path does; after one, the call reads it from the
+// database again, and still runs. The service's Run is off, so that no read follows the update.
+func TestACallOfARowUnchangedSinceListedReadsItFromMemory(t *testing.T) {
+	var rows *countingRows
+	w, s := world(t, agentstest.Options{NoRun: true, WrapRows: func(r agents.Rows) agents.Rows {
+		rows = &countingRows{Rows: r}
+		return rows
+	}}, []mcptest.ToolSpec{otherTool, readTool}, "s_read")
+	w.Clients.Set("c", agents.Policy{Name: "agent", AllTools: true})
+	cs, _ := agent(t, w, "c")
+	untilListed(t, cs, "s_read")
+	for range 3 {
+		if text, isErr := call(t, cs, "s_read", nil); isErr || text != "sunny" {
+			t.Fatalf("s_read answered %q (error %v)", text, isErr)
+		}
+	}
+	if n := rows.gets.Load(); n != 0 {
+		t.Fatalf("3 calls of a row unchanged since it was listed read it %d times from the database", n)
+	}
+	w.Enable(t, "s_other") // an update commits
+	if text, isErr := call(t, cs, "s_read", nil); isErr || text != "sunny" {
+		t.Fatalf("s_read answered %q (error %v) after an update", text, isErr)
+	}
+	if n := rows.gets.Load(); n != 1 {
+		t.Fatalf("a call after an update read the row %d times, want 1", n)
+	}
+	if n := s.Calls("read"); n != 4 {
+		t.Errorf("the server was called %d times, want 4", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,25 @@ type shownRows struct {
 	changed, limited <-chan struct{}
 	entries          []*entry
 	byID             map[int64]*entry
+	// read is the last read, for calls (still): current runs under the service's reconcile
+	// lock, a call under none.
+	read atomic.Pointer[shownRead]
+}
+
+// shownRead is one read of the enabled rows: the entries it gave, by row id, and what is
+// closed once an update or a save of limits commits after it.
+type shownRead struct {
+	changed, limited <-chan struct{}
+	byID             map[int64]*entry
+}
+
+// still reports whether e is what the enabled rows show now: the last read gave it, and no
+// update of the rows or save of limits has committed since. A call's row is then read again from
+// memory, as the run path answers from memory while the rows' version has not moved
+// (allowlist.Service.Runnable).
+func (r *shownRows) still(e *entry) bool {
+	read := r.read.Load()
+	return read != nil && read.byID[e.row.ID] == e && !isClosed(read.changed) && !isClosed(read.limited)
 }
 
 // current returns the entries of the enabled rows as they are now: those of the last read if
@@ -81,6 +101,7 @@ func (r *shownRows) current(ctx context.Context, rows Rows, lim Limits, log *slo
 		byID[row.ID] = e
 	}
 	r.changed, r.limited, r.entries, r.byID = changed, limited, entries, byID
+	r.read.Store(&shownRead{changed: changed, limited: limited, byID: byID})
 	return entries, nil
 }
 

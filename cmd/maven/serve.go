@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -318,21 +317,6 @@ func credentialTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.IdleConnTimeout = 0
 	return t
-}
-
-// releaseAfterLock collects what a lock freed, over the seconds the sessions that used secrets
-// take to close (on their own goroutines; a graceful close waits a few seconds at most). The
-// idle connections of credentials (credentialTransport) keep their last request and response,
-// Authorization header and tokens, in their buffers, so they are closed. Each pass first
-// collects what the ones before closed, so that clobberfree (see clobberFreed) overwrites it
-// and whole pages go back to the kernel. It never blocks the lock.
-func releaseAfterLock(credentials *http.Transport) {
-	for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
-		time.AfterFunc(after, func() {
-			debug.FreeOSMemory()
-			credentials.CloseIdleConnections()
-		})
-	}
 }
 
 // runUntilStopped runs fn on a goroutine of its own, and returns what stops it: that cancels

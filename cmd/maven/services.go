@@ -119,7 +119,8 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	// sessions that used secrets leave behind.
 	s.vault.OnLock(s.voice.CancelPending)
 	s.vault.OnLock(s.auth.ForgetStepUps)
-	s.vault.OnLock(func() { releaseAfterLock(s.credentials) })
+	release := newLockRelease(s.credentials)
+	s.vault.OnLock(release.start)
 	return s, nil
 }
 

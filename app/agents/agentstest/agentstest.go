@@ -67,6 +67,9 @@ type Options struct {
 	// says which notifiers tell the owner of them (none: every notice is a failed delivery).
 	Pending pending.Options
 	Notify  config.Notify
+	// WrapRows, if set, wraps the allowlist as the agents service reads it (to count its
+	// reads, say).
+	WrapRows func(agents.Rows) agents.Rows
 }
 
 // HTTPServer is the config of an MCP server at url over streamable HTTP.
@@ -116,7 +119,11 @@ func New(tb testing.TB, opts Options) *World {
 	if err := w.Pending.Recover(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	w.Agents, err = agents.New(agents.Deps{Rows: w.Tools, Runner: w.Runner, Allow: w.Manager, Limits: w.Limits, Lock: w.Lock,
+	var rows agents.Rows = w.Tools
+	if opts.WrapRows != nil {
+		rows = opts.WrapRows(rows)
+	}
+	w.Agents, err = agents.New(agents.Deps{Rows: rows, Runner: w.Runner, Allow: w.Manager, Limits: w.Limits, Lock: w.Lock,
 		Clients: w.Clients, Activity: w.Feed, Pending: w.Pending}, opts.Agents)
 	if err != nil {
 		tb.Fatal(err)
