@@ -17,8 +17,10 @@ type Service struct {
 	// version counts committed updates, so readers can cache what they derive from the rows
 	// (the voice matcher) and rebuild only after a change.
 	version atomic.Uint64
-	// runnable holds the Runnable reads made at one version; after any update none is used.
+	// runnable holds the Runnable reads made at one version, and counts the whole allowlist's
+	// counts; after any update neither is used.
 	runnable runnableCache
+	counts   countsCache
 	// changed is closed after the next update and replaced (see Changed).
 	changedMu sync.Mutex
 	changed   chan struct{}
@@ -37,11 +39,6 @@ func (s *Service) Get(ctx context.Context, id int64) (Tool, error) {
 // List returns the rows that match filter.
 func (s *Service) List(ctx context.Context, filter Filter) ([]Tool, error) {
 	return s.store.ListTools(ctx, filter)
-}
-
-// CountByState counts the rows that match filter in each state.
-func (s *Service) CountByState(ctx context.Context, filter Filter) (map[State]int, error) {
-	return s.store.CountByState(ctx, filter)
 }
 
 // Events returns the audit trail of one row (all rows for 0), oldest first.
