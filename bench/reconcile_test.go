@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,8 +39,9 @@ type reconcileTimes struct {
 
 // openBenchDB opens a new database in a directory of its own as the daemon opens it, with its
 // upkeep (checkpoints as the passes write, the search index merged in the pauses between them).
-// Close it before the next measurement: its upkeep works in the pauses.
-func openBenchDB(t testing.TB) (bdb *bun.DB, closeDB func()) {
+// Close it before the next measurement: its upkeep works in the pauses. stopUpkeep stops the
+// upkeep alone (closeDB does too).
+func openBenchDB(t testing.TB) (bdb *bun.DB, stopUpkeep, closeDB func()) {
 	t.Helper()
 	ctx := context.Background()
 	upkeep := db.NewUpkeep(slog.New(slog.DiscardHandler))
@@ -49,14 +52,16 @@ func openBenchDB(t testing.TB) (bdb *bun.DB, closeDB func()) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); upkeep.Run(runCtx, bdb) }()
-	return bdb, func() { stop(); <-done; bdb.Close() }
+	var once sync.Once
+	stopUpkeep = func() { once.Do(func() { stop(); <-done }) }
+	return bdb, stopUpkeep, func() { stopUpkeep(); bdb.Close() }
 }
 
 // benchReconcile reconciles len(lists) servers × 100 tools into a new database, in-process,
 // three passes, and returns their totals; then, if read is not nil, it is given the database.
 func benchReconcile(t testing.TB, lists [][]*sdk.Tool, read func(*sql.DB)) reconcileTimes {
 	ctx := context.Background()
-	bdb, closeDB := openBenchDB(t)
+	bdb, stopUpkeep, closeDB := openBenchDB(t)
 	defer closeDB()
 	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	rec := mcp.NewToolReconciler(svc, time.Now, slog.New(slog.DiscardHandler))
@@ -76,6 +81,9 @@ func benchReconcile(t testing.TB, lists [][]*sdk.Tool, read func(*sql.DB)) recon
 	if err != nil || counts[allowlist.StateProposed] != want {
 		t.Fatalf("after the first reconcile: %v %v", counts, err)
 	}
+	// The passes that follow stand for a refresh minutes later, when the upkeep is idle: it is
+	// stopped, so that its merges of what the first pass wrote do not run beside them.
+	stopUpkeep()
 	before := svc.Version()
 	rt.unchanged = pass()
 	if v := svc.Version(); v != before {
@@ -156,7 +164,7 @@ func readFloorWrites(t testing.TB, sdb *sql.DB, servers int) floorWrites {
 // opened as the daemon opens it (db.Open: the same driver, DSN and pragmas).
 func benchReconcileFloor(t testing.TB, w floorWrites) time.Duration {
 	ctx := context.Background()
-	bdb, closeDB := openBenchDB(t)
+	bdb, _, closeDB := openBenchDB(t)
 	defer closeDB()
 	sdb := bdb.DB
 	for _, stmt := range []string{
@@ -240,28 +248,42 @@ func reportReconcile(t *testing.T, e *benchEnv, rep *report) {
 
 // BenchmarkReconcileAllNew is the first pass of the reconcile figure alone, each iteration into
 // a new database, for profiling (go test -run '^$' -bench ReconcileAllNew -cpuprofile cpu.out
-// ./bench).
+// ./bench). It reports the process's CPU time per pass too (cpu-ms/op), which a loaded machine
+// moves less than the time the pass takes.
 func BenchmarkReconcileAllNew(b *testing.B) {
 	ctx := context.Background()
 	lists := make([][]*sdk.Tool, reconcileServers)
 	for s := range lists {
 		lists[s] = sdkTools(catalog(serverName(s), 100))
 	}
+	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		bdb, closeDB := openBenchDB(b)
+		bdb, _, closeDB := openBenchDB(b)
 		svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 		rec := mcp.NewToolReconciler(svc, time.Now, slog.New(slog.DiscardHandler))
 		b.StartTimer()
+		before := processCPU(b)
 		for s, list := range lists {
 			if err := rec.Reconcile(ctx, serverName(s), list); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu += processCPU(b) - before
 		b.StopTimer()
 		closeDB()
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReconcileFloor is the reconcile's floor alone, for profiling beside
