@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"maven/app/allowlist"
 	"maven/app/mcp"
 	"maven/app/pending"
 	"maven/app/reveal"
@@ -75,19 +76,20 @@ func (s *server) approvalCard(ctx context.Context, c pending.Call, full bool) vi
 		}
 	}
 	if full {
-		v.Description, v.Limits = text(s.approvedDescription(ctx, c)), text(s.callLimits(ctx, c))
+		// One read of the row serves both: what it does as approved, and its limits in force.
+		if row, err := s.tools.Get(ctx, c.ToolID); err != nil {
+			s.log.Warn("approvals: read a call's row", "call", c.ID, "tool", c.ToolID, "err", err)
+		} else {
+			v.Description, v.Limits = text(approvedDescription(c, row)), text(s.callLimits(ctx, c, row))
+		}
 	}
 	return v
 }
 
 // approvedDescription is the description of the call's row as the owner approved it: its
-// declared shape's, or a local command's own; "" when the row cannot be read.
-func (s *server) approvedDescription(ctx context.Context, c pending.Call) string {
-	row, err := s.tools.Get(ctx, c.ToolID)
-	if err != nil {
-		s.log.Warn("approvals: read a call's row", "call", c.ID, "tool", c.ToolID, "err", err)
-		return ""
-	}
+// declared shape's while the row still shows the call's fingerprint, else a note that the call
+// will not run; row is the call's row as read now.
+func approvedDescription(c pending.Call, row allowlist.Tool) string {
 	if row.IsMCP() && row.Declared != "" && row.ApprovalDigest() == c.Fingerprint {
 		if d, err := mcp.ParseDeclared(row.Declared); err == nil {
 			return d.Description
@@ -102,9 +104,8 @@ func (s *server) approvedDescription(ctx context.Context, c pending.Call) string
 // callLimits are the owner's limits in force on a call's row, in short ("temperature 17–23"),
 // which the call is within, since none outside them becomes a pending call
 // (docs/design.md#rule-33); "" when there are none, or the row is no longer the call's shape.
-func (s *server) callLimits(ctx context.Context, c pending.Call) string {
-	row, err := s.tools.Get(ctx, c.ToolID)
-	if err != nil || row.ApprovalDigest() != c.Fingerprint {
+func (s *server) callLimits(ctx context.Context, c pending.Call, row allowlist.Tool) string {
+	if row.ApprovalDigest() != c.Fingerprint {
 		return ""
 	}
 	saved, err := s.limits.Limits(ctx, []int64{c.ToolID})
