@@ -80,6 +80,11 @@ func TestLimitsAreWhatAgentsSeeAndWhatRuns(t *testing.T) {
 	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20, "mode": "off"}); !isErr || !strings.Contains(text, "mode must be heat or cool") {
 		t.Errorf("a mode outside the limits: %q (error %v)", text, isErr)
 	}
+	// Outside the limits a call is refused before it could ask the owner: no pending call
+	// (docs/design.md#rule-33, #rule-30).
+	if l, err := w.Pending.List(context.Background()); err != nil || len(l.Open) != 0 {
+		t.Errorf("calls outside the limits left pending calls %+v (%v)", l.Open, err)
+	}
 	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 		t.Errorf("within the limits, not to run unasked: %q (error %v)", text, isErr)
 	}
