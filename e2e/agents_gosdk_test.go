@@ -16,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"maven/app/agents/agentstest"
 )
 
 // goSDKJourney: go-sdk's client with its OAuth handler (auth.AuthorizationCodeHandler), which
@@ -70,7 +72,7 @@ func goSDKJourney(t *testing.T, w *peersWorld) {
 	}
 	t.Cleanup(func() { cs.Close() })
 
-	if got := sdkNames(t, ctx, cs); !slices.Equal(got, granted("go")) {
+	if got := agentstest.ToolNames(t, ctx, cs); !slices.Equal(got, granted("go")) {
 		t.Fatalf("go-sdk lists %q, want %q", got, granted("go"))
 	}
 	if text, isErr := sdkCall(ctx, cs, "tasks_list_tasks"); isErr || text != "Two open tasks: buy milk, call Ann." {
@@ -90,7 +92,7 @@ func goSDKJourney(t *testing.T, w *peersWorld) {
 	for gone := false; !gone; {
 		select {
 		case at := <-changed:
-			if gone = !slices.Contains(sdkNames(t, ctx, cs), "tasks_peek_go"); gone {
+			if gone = !slices.Contains(agentstest.ToolNames(t, ctx, cs), "tasks_peek_go"); gone {
 				if took := at.Sub(redefined); took > time.Second {
 					t.Errorf("the list change without tasks_peek_go reached go-sdk %s after the redefinition", took)
 				}
@@ -107,20 +109,6 @@ func goSDKJourney(t *testing.T, w *peersWorld) {
 	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "tasks_list_tasks"}); err == nil || w.up.Calls("list_tasks") != ran {
 		t.Errorf("a call after the revocation: %+v, %v; the server ran %d more", res, err, w.up.Calls("list_tasks")-ran)
 	}
-}
-
-func sdkNames(t *testing.T, ctx context.Context, cs *sdk.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("list tools: %v", err)
-	}
-	var out []string
-	for _, tool := range res.Tools {
-		out = append(out, tool.Name)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // sdkCall calls a tool without arguments; a failed call is ("", true).

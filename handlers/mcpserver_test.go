@@ -138,20 +138,6 @@ func (af *agentsFixture) connect(t *testing.T, e era, token string) (*sdk.Client
 	return cs, notes
 }
 
-func toolNames(t *testing.T, cs *sdk.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tool := range res.Tools {
-		out = append(out, tool.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func callText(t *testing.T, cs *sdk.ClientSession, name string) (string, bool) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name})
@@ -215,7 +201,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			}
 			af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
 			cs, changed := af.connect(t, e, "token-a")
-			if got := toolNames(t, cs); !slices.Equal(got, []string{"s_news", "s_read", "s_strict", "s_unlock_door", "s_write"}) {
+			if got := agentstest.ToolNames(t, context.Background(), cs); !slices.Equal(got, []string{"s_news", "s_read", "s_strict", "s_unlock_door", "s_write"}) {
 				t.Fatalf("lists %q", got)
 			}
 			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "s_strict", Arguments: map[string]any{"name": "x"}})
@@ -249,7 +235,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			}
 			after := []string{"s_news", "s_strict", "s_unlock_door", "s_write"}
 			deadline := time.Now().Add(time.Second)
-			for got := toolNames(t, cs); !slices.Equal(got, after); got = toolNames(t, cs) {
+			for got := agentstest.ToolNames(t, context.Background(), cs); !slices.Equal(got, after); got = agentstest.ToolNames(t, context.Background(), cs) {
 				if time.Now().After(deadline) {
 					t.Fatalf("a second after the redefinition, lists %q", got)
 				}
@@ -257,7 +243,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			}
 
 			w.Lock.Set(true)
-			if got := toolNames(t, cs); !slices.Equal(got, after) {
+			if got := agentstest.ToolNames(t, context.Background(), cs); !slices.Equal(got, after) {
 				t.Errorf("while locked, lists %q", got)
 			}
 			if text, isErr := callText(t, cs, "s_write"); !isErr || text != agents.LockedWords {
@@ -275,7 +261,7 @@ func TestAgentsACallChangedSinceListedIsRefused(t *testing.T) {
 			w, s := agentsWorld(t, agentstest.Options{NoRun: true})
 			af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
 			cs, _ := af.connect(t, e, "token-a")
-			toolNames(t, cs)
+			agentstest.ToolNames(t, context.Background(), cs)
 			read := w.Row(t, "s_read", func(allowlist.Tool) bool { return true })
 			if _, err := w.Tools.DisableTool(context.Background(), read.ID, "owner"); err != nil {
 				t.Fatal(err)

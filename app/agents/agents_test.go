@@ -68,21 +68,6 @@ func agent(t *testing.T, w *agentstest.World, id string) (cs *sdk.ClientSession,
 	return cs, notes
 }
 
-// listed returns the names of the tools the agent lists now.
-func listed(t *testing.T, cs *sdk.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tool := range res.Tools {
-		out = append(out, tool.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // untilListed polls the agent's list until it is want, for at most a second
 // (docs/design.md#rule-27).
 func untilListed(t *testing.T, cs *sdk.ClientSession, want ...string) {
@@ -90,7 +75,7 @@ func untilListed(t *testing.T, cs *sdk.ClientSession, want ...string) {
 	slices.Sort(want)
 	deadline := time.Now().Add(time.Second)
 	for {
-		got := listed(t, cs)
+		got := agentstest.ToolNames(t, context.Background(), cs)
 		if slices.Equal(got, want) {
 			return
 		}
@@ -152,7 +137,7 @@ func TestAgentsSeeOnlyWhatTheirClientMayUse(t *testing.T) {
 	w.Clients.Set("one", agents.Policy{Name: "Claude", ToolIDs: []int64{read.ID}})
 
 	all, _ := agent(t, w, "all")
-	if got := listed(t, all); !slices.Equal(got, []string{"s_read", "s_write"}) {
+	if got := agentstest.ToolNames(t, context.Background(), all); !slices.Equal(got, []string{"s_read", "s_write"}) {
 		t.Errorf("the client of every tool lists %q", got)
 	}
 	one, _ := agent(t, w, "one")
@@ -262,7 +247,7 @@ func TestACallToARowNotEnabledIsRefused(t *testing.T) {
 	w.Row(t, "s_other", func(r allowlist.Tool) bool { return r.State == allowlist.StateProposed })
 	w.Clients.Set("c", agents.Policy{Name: "agent", AllTools: true})
 	listedBefore, _ := agent(t, w, "c")
-	if got := listed(t, listedBefore); !slices.Equal(got, []string{"s_read", "u_gone"}) {
+	if got := agentstest.ToolNames(t, context.Background(), listedBefore); !slices.Equal(got, []string{"s_read", "u_gone"}) {
 		t.Fatalf("lists %q", got)
 	}
 	if text, isErr := call(t, listedBefore, "s_other", nil); !isErr || !strings.Contains(text, `no tool named "s_other"`) {
@@ -278,7 +263,7 @@ func TestACallToARowNotEnabledIsRefused(t *testing.T) {
 	}
 	w.Clients.Set("d", agents.Policy{Name: "another agent", AllTools: true})
 	fresh, _ := agent(t, w, "d")
-	if got := listed(t, fresh); !slices.Equal(got, []string{"s_read"}) {
+	if got := agentstest.ToolNames(t, context.Background(), fresh); !slices.Equal(got, []string{"s_read"}) {
 		t.Errorf("after the withdrawal a new agent lists %q", got)
 	}
 	if text, isErr := call(t, fresh, "u_gone", nil); !isErr || !strings.Contains(text, `no tool named "u_gone"`) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/uptrace/bun"
 
 	"maven/app/activity"
@@ -265,4 +266,19 @@ func (w *testWriter) Write(p []byte) (int, error) {
 		w.tb.Log(string(p))
 	}
 	return len(p), nil
+}
+
+// ToolNames are the names of the tools an agent's session lists now, sorted.
+func ToolNames(tb testing.TB, ctx context.Context, cs *sdk.ClientSession) []string {
+	tb.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		tb.Fatalf("list tools: %v", err)
+	}
+	out := make([]string, 0, len(res.Tools))
+	for _, tool := range res.Tools {
+		out = append(out, tool.Name)
+	}
+	slices.Sort(out)
+	return out
 }
