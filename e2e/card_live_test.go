@@ -3,7 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
 
 	"maven/app/mcp/mcptest"
 )
@@ -54,7 +58,33 @@ func TestServersCardStaysLiveAfterApproval(t *testing.T) {
 	tb.Screenshot("waiting")
 
 	check(t, notes.Locator("details.pending-command summary").Click(), "unfold the command line of notes")
+	// The click's first answer (the 403 that asks for the step-up) is held until the card's next
+	// refresh has had its chance to go out and be swapped in: htmx raises the step-up on the
+	// button, and a card swapped in before that answer took the button out of the page and the
+	// owner's click with it (CI saw it).
+	var hold atomic.Bool
+	hold.Store(true)
+	held := make(chan playwright.Route, 1)
+	check(t, tb.Page.Route("**/servers/commands/*/approve", func(r playwright.Route) {
+		if hold.CompareAndSwap(true, false) {
+			held <- r
+			return
+		}
+		r.Continue()
+	}), "intercept the approval")
 	check(t, button(notes, "Approve and start").Click(), "approve notes")
+	var approval playwright.Route
+	select {
+	case approval = <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the click sent nothing within 10 s")
+	}
+	refresh, err := tb.Page.Evaluate(nextRefreshOfTheCard)
+	check(t, err, "wait for the card's next refresh")
+	if refresh != "waits" {
+		t.Errorf("the card's refresh, while the click was on its way: %v, want it to wait its turn", refresh)
+	}
+	check(t, approval.Continue(), "let the click's answer through")
 	check(t, tb.Expect.Locator(notes).ToHaveAttribute("data-state", "connected"), "notes connected, without a reload")
 	check(t, tb.Expect.Locator(notes.Locator(".server-tools")).ToHaveText("3 tools"), "with its tools counted")
 	check(t, tb.Expect.Locator(files).ToHaveAttribute("data-state", "awaiting-approval"), "files still waits")
@@ -69,3 +99,22 @@ func TestServersCardStaysLiveAfterApproval(t *testing.T) {
 	check(t, tb.Expect.Locator(tb.Page.Locator(`[data-tool-name^="notes_"]`)).ToHaveCount(3), "the new proposals are listed")
 	check(t, tb.Expect.Locator(news).ToBeEmpty(), "the notice is gone")
 }
+
+// nextRefreshOfTheCard resolves once the servers card's next refresh has tried to go out: "waits"
+// if htmx held it back (it decides at once, after htmx:confirm, whether it sends now), "swapped"
+// once a refresh that went out has been swapped in.
+const nextRefreshOfTheCard = `() => new Promise((resolve) => {
+  const card = (e) => e.detail && e.detail.elt && e.detail.elt.id === 'mcp-servers';
+  document.addEventListener('htmx:confirm', function confirmed(e) {
+    if (!card(e)) return;
+    document.removeEventListener('htmx:confirm', confirmed);
+    let sent = false;
+    const sending = (s) => { if (card(s)) sent = true; };
+    document.addEventListener('htmx:beforeSend', sending);
+    setTimeout(() => {
+      document.removeEventListener('htmx:beforeSend', sending);
+      if (!sent) { resolve('waits'); return; }
+      document.addEventListener('htmx:afterSettle', () => resolve('swapped'), { once: true });
+    }, 0);
+  });
+})`
