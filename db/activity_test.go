@@ -33,9 +33,8 @@ func (q *queries) AfterQuery(context.Context, *bun.QueryEvent) {}
 // thousands of row events have none, and write nothing to it).
 func TestFeedFiltersReadAnIndex(t *testing.T) {
 	ctx := context.Background()
-	bdb := newDB(t)
 	seen := &queries{}
-	bdb.AddQueryHook(seen)
+	bdb := newDB(t).WithQueryHook(seen)
 	feed := db.NewActivityStore(bdb)
 	now := time.Now()
 	if err := feed.AppendActivity(ctx, []*activity.Entry{
