@@ -27,6 +27,9 @@ const (
 	stopTimeout      = 15 * time.Second // from SIGTERM to exit
 	setupLinkTimeout = 10 * time.Second
 	actionTimeout    = 10 * time.Second // Playwright actions, navigations and assertions
+	// from exec of a Node client to its first request of the browser: Node started, the SDK
+	// imported, discovery and registration done (CI saw more than 10 s on two loaded cores)
+	nodeStartTimeout = 60 * time.Second
 )
 
 // chromiumArgs keep the browser from talking to anything but the daemon under test.

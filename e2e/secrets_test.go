@@ -22,21 +22,15 @@ func TestSecretsPage(t *testing.T) {
 
 	tb.Goto(m.URL("/secrets"))
 	nav := tb.Page.Locator(`nav[aria-label="Main"] > *`)
-	// One line: every item's middle within a few pixels of the others' (links and buttons sit a
-	// pixel apart).
-	middles, err := nav.EvaluateAll(`items => items.map(i => { const r = i.getBoundingClientRect(); return r.top + r.height / 2; })`)
-	check(t, err, "measure the nav")
-	list, _ := middles.([]any)
-	var ys []float64
-	for _, y := range list {
-		if f, ok := y.(float64); ok {
-			ys = append(ys, f)
-		} else if n, ok := y.(int); ok {
-			ys = append(ys, float64(n))
-		}
+	// One line: every item's middle within a few pixels of the others'; and Sign out, which acts
+	// on the session, above it, on the brand's line.
+	ys := middles(t, nav)
+	if len(ys) < 5 || slices.Max(ys)-slices.Min(ys) > 4 {
+		t.Errorf("the nav at 390 px is not one line: its items' middles are %v", ys)
 	}
-	if len(ys) < 6 || slices.Max(ys)-slices.Min(ys) > 4 {
-		t.Errorf("the nav at 390 px is not one line: its items' middles are %v", middles)
+	brand, signOut := middles(t, tb.Page.Locator(".masthead .brand")), middles(t, tb.Page.Locator(".masthead .session button"))
+	if len(brand) != 1 || len(signOut) == 0 || slices.Max(signOut)-brand[0] > 4 || brand[0]-slices.Min(signOut) > 4 {
+		t.Errorf("at 390 px Lock and Sign out (middles %v) are not on the brand's line (middle %v)", signOut, brand)
 	}
 	check(t, tb.Page.Locator("#secret-name").Fill("vikunja_token"), "type the name")
 	check(t, tb.Page.Locator("#secret-value").Fill("tk-e2e-771"), "type the value")
@@ -86,4 +80,21 @@ func TestSecretsPage(t *testing.T) {
 	saved := tb.Page.GetByRole(*playwright.AriaRoleLink, playwright.PageGetByRoleOptions{Name: "I have saved it"})
 	check(t, saved.Click(), "acknowledge")
 	check(t, tb.Expect.Locator(codeEl).ToHaveCount(0), "the code is not shown again")
+}
+
+// middles are the vertical middles of the elements l finds, in CSS pixels.
+func middles(t *testing.T, l playwright.Locator) []float64 {
+	t.Helper()
+	got, err := l.EvaluateAll(`items => items.map(i => { const r = i.getBoundingClientRect(); return r.top + r.height / 2; })`)
+	check(t, err, "measure the elements' middles")
+	list, _ := got.([]any)
+	var ys []float64
+	for _, y := range list {
+		if f, ok := y.(float64); ok {
+			ys = append(ys, f)
+		} else if n, ok := y.(int); ok {
+			ys = append(ys, float64(n))
+		}
+	}
+	return ys
 }

@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"maven/app/activity"
 	"maven/app/allowlist"
 	"maven/app/auth/authtest"
+	"maven/app/pending"
+	"maven/db"
 )
 
 // benchFixture is a signed-in browser over an allowlist of 5,000 rows from 20 servers, a few of
@@ -178,5 +181,42 @@ func BenchmarkToolsSearchGrowth(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkApprovalsPage1000 is /approvals with 1,000 calls waiting: the page shows 50 and
+// counts the rest (docs/design.md#rule-30).
+func BenchmarkApprovalsPage1000(b *testing.B) {
+	f := newFixture(b)
+	br := f.signUp(authtest.New(testOrigin))
+	ctx := b.Context()
+	var row allowlist.Tool
+	err := f.tools.Update(ctx, func(tx *allowlist.Tx) (err error) {
+		row, _, err = tx.Propose(ctx, allowlist.Proposal{Name: "unlock_door", Cmd: []string{"/bin/echo", "unlocked"}, Scope: allowlist.ScopeLocal,
+			Destructive: true, Source: allowlist.SourceCLI, Provenance: "bench", Actor: "bench"})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := db.NewPendingStore(f.db)
+	now := time.Now()
+	for i := range 1000 {
+		c := &pending.Call{Client: pending.Client{ID: fmt.Sprintf("client-%d", i/5), Name: fmt.Sprintf("Client %d", i/5)},
+			ToolID: row.ID, Tool: row.Name, Cmd: row.Cmd, Fingerprint: row.ApprovalDigest(), Args: []byte(fmt.Sprintf(`{"door":%d}`, i)),
+			Created: now, Expires: now.Add(time.Hour), State: pending.StatePending}
+		if _, _, err := store.Submit(ctx, c, now, pending.DefaultMaxPerClient); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if r := br.get("/approvals"); r.Code != http.StatusOK || strings.Count(r.Body.String(), `data-state="pending"`) != 50 {
+		b.Fatalf("/approvals: %d", r.Code)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if r := br.get("/approvals"); r.Code != http.StatusOK {
+			b.Fatal(r.Code)
+		}
 	}
 }

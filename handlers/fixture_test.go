@@ -30,11 +30,14 @@ import (
 	"maven/app/auth/authtest"
 	"maven/app/clients"
 	"maven/app/config"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/metrics"
 	"maven/app/notify"
 	"maven/app/oauth"
+	"maven/app/pending"
 	"maven/app/phrases"
+	"maven/app/runner"
 	"maven/app/vault"
 	"maven/app/voice"
 	"maven/db"
@@ -96,12 +99,14 @@ type fixture struct {
 	h     http.Handler
 	db    *bun.DB
 	tools *allowlist.Service
-	// book is the owner's phrases, feed the activity feed, voice the guides /tools shows.
-	book  *phrases.Service
-	feed  *activity.Log
-	voice *voice.Service
-	auth  *auth.Service
-	gate  *vault.Gate
+	// book is the owner's phrases, limits their limits on arguments, feed the activity feed,
+	// voice the guides /tools shows.
+	book   *phrases.Service
+	limits *limits.Service
+	feed   *activity.Log
+	voice  *voice.Service
+	auth   *auth.Service
+	gate   *vault.Gate
 	// clock is the injected clock of auth, the allowlist and the session limits. It starts at
 	// the real time because go-webauthn and scs read time.Now themselves.
 	clock *testclock.Clock
@@ -136,6 +141,10 @@ type fixture struct {
 	pushTransport http.RoundTripper
 	// agents serve /mcp and /sse, when a test sets them before boot.
 	agents handlers.AgentDeps
+	// pending are the calls waiting for approval, on a real runner of the real manager; a test
+	// with its own (an agents' world) sets approvals before boot instead.
+	pending   *pending.Service
+	approvals handlers.Approvals
 }
 
 // The tokens of the fixture's voice webhook and metrics.
@@ -274,6 +283,7 @@ func (f *fixture) boot() {
 		t.Fatal(err)
 	}
 	f.book = phrases.NewService(db.NewPhrasesStore(f.db), f.tools, f.clock.Now)
+	f.limits = limits.NewService(db.NewLimitsStore(f.db), f.tools, f.clock.Now)
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
 	t.Cleanup(f.voice.Close)
@@ -281,11 +291,35 @@ func (f *fixture) boot() {
 		Transport: f.pushTransport, Activity: f.feed, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
+	if f.approvals == nil {
+		f.bootPending()
+	}
 	h, err := handlers.New(f.deps())
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.h = h
+}
+
+// bootPending builds the pending calls over the fixture's allowlist, the real manager and the
+// notifiers, with the vault's lock; their round runs until the test ends.
+func (f *fixture) bootPending() {
+	t := f.t
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var err error
+	f.pending, err = pending.New(pending.Deps{Store: db.NewPendingStore(f.db), Rows: f.tools, Runner: runner.New(f.tools, f.mgr, runner.Options{}),
+		Lock: f.gate, Notifier: f.notify, Activity: f.feed, Canonical: mcp.Canonicalize}, pending.Options{Now: f.clock.Now, Logger: f.logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.pending.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc := f.pending
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; svc.Close() })
 }
 
 // deps are the handlers' dependencies over what boot built: the real services, and the fakes
@@ -314,7 +348,7 @@ func (f *fixture) deps() handlers.Deps {
 		Now:      f.clock.Now,
 		// The machine endpoints, behind their tokens.
 		Voice: echoTurner{}, VoiceTokens: fixedToken(testVoiceToken),
-		Guides: f.voice, Phrases: f.book, Activity: f.feed, Notifications: f.notify,
+		Guides: f.voice, Phrases: f.book, Limits: f.limits, Activity: f.feed, Notifications: f.notify,
 		Metrics: metrics.New(), MetricsTokens: fixedToken(testMetricsToken),
 		MetricsGauges: func(context.Context) []metrics.Sample { return nil },
 		// Only the real-HTTP tests connect from loopback (see listen).
@@ -325,7 +359,16 @@ func (f *fixture) deps() handlers.Deps {
 		ConfigProblems: f.problems,
 		Clients:        f.clients,
 		Agents:         f.agents,
+		Approvals:      f.approvalsDep(),
 	}
+}
+
+// approvalsDep is the pending calls the handlers serve: the test's, else the fixture's own.
+func (f *fixture) approvalsDep() handlers.Approvals {
+	if f.approvals != nil {
+		return f.approvals
+	}
+	return f.pending
 }
 
 // configuredOrigins are the origins, testOrigin unless a test set others.

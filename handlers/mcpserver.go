@@ -143,9 +143,10 @@ func newAgentEndpoint(d AgentDeps, configured []string, log *slog.Logger) (*agen
 // guard is what every agent request passes first: an Origin that is not a configured origin
 // is refused (403), as is a Host that a DNS rebinding could have sent to a loopback listener;
 // then the request must carry a bearer token AgentTokens accepts for the URL it was sent to,
-// else 401 with the protected-resource metadata's address (RFC 9728) in WWW-Authenticate. The
-// client's id becomes the token's UserID, so go-sdk refuses another client's request in a
-// session. A request let through may stream for as long as its session lives.
+// else 401 with the protected-resource metadata's address (RFC 9728) in WWW-Authenticate: the
+// root document for /mcp, /sse's own for /sse (resourceMetadataGet). The client's id becomes
+// the token's UserID, so go-sdk refuses another client's request in a session. A request let
+// through may stream for as long as its session lives.
 func (e *agentEndpoint) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !e.origins[o] {
@@ -168,8 +169,12 @@ func (e *agentEndpoint) guard(next http.Handler) http.Handler {
 			}
 			return &auth.TokenInfo{UserID: client, Expiration: expires}, nil
 		}
+		metadata := origin + pathResourceMetadata
+		if r.URL.Path == pathSSE {
+			metadata += pathSSE
+		}
 		bearer := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
-			ResourceMetadataURL:    origin + "/.well-known/oauth-protected-resource",
+			ResourceMetadataURL:    metadata,
 			AllowMissingExpiration: true,
 		})
 		bearer(longLived(next)).ServeHTTP(w, r)
@@ -283,8 +288,15 @@ func (e *agentEndpoint) serveMCP(w http.ResponseWriter, r *http.Request) {
 
 // serveSSE is /sse, the legacy HTTP+SSE transport Home Assistant's client falls back to. Each
 // client has an SSE handler of its own, so a session's POSTs are taken only with its own
-// client's token.
+// client's token. A POST that names no session is a client trying streamable HTTP first, as
+// Home Assistant's does at any URL: 405 is what tells it to fall back to SSE (coordinator.py's
+// mcp_client; the MCP transports' backwards compatibility).
 func (e *agentEndpoint) serveSSE(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && !r.URL.Query().Has("sessionid") {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "Method Not Allowed: /sse is the HTTP+SSE transport; GET it for a session, or use /mcp", http.StatusMethodNotAllowed)
+		return
+	}
 	legacy, _ := e.serversOf(r)
 	if legacy == nil {
 		http.Error(w, "no server available", http.StatusBadRequest)

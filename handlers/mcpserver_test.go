@@ -72,6 +72,8 @@ func newAgentsFixture(t *testing.T, w *agentstest.World, limits handlers.AgentLi
 	af := &agentsFixture{fixture: f, world: w, url: url,
 		tokens: &fakeAgentTokens{clients: map[string]string{"token-a": "a", "token-b": "b"}}}
 	f.agents = handlers.AgentDeps{Servers: w.Agents, Tokens: af.tokens, Limits: limits}
+	// The pages approve the calls the world's agents make, through the world's runner.
+	f.approvals = w.Pending
 	f.boot()
 	srv.Config.Handler = f.h
 	srv.Start()
@@ -223,7 +225,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			if text, _ := callText(t, cs, "s_news"); !strings.Contains(text, "s_unlock_door") {
 				t.Errorf("the news: %q", text)
 			}
-			if text, isErr := callText(t, cs, "s_unlock_door"); !isErr || !strings.Contains(text, "needs your approval") {
+			if text, isErr := callText(t, cs, "s_unlock_door"); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 				t.Errorf("the door: %q (error %v)", text, isErr)
 			}
 			if n := s.Calls("strict") + s.Calls("unlock_door"); n != 0 {
@@ -232,7 +234,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			if text, isErr := callText(t, cs, "s_read"); isErr || text != "read it" {
 				t.Errorf("s_read: %q (error %v)", text, isErr)
 			}
-			if text, isErr := callText(t, cs, "s_write"); !isErr || !strings.HasPrefix(text, "S write needs your approval") {
+			if text, isErr := callText(t, cs, "s_write"); !isErr || !strings.HasPrefix(text, "I've asked for your approval on your phone to run s write") {
 				t.Errorf("s_write: %q (error %v)", text, isErr)
 			}
 			if s.Calls("write") != 0 {
@@ -313,8 +315,24 @@ func (af *agentsFixture) post(t *testing.T, path, body string, header http.Heade
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
+// session is the session an initialize request opens, once its answer has been read: a 2025-11-25
+// stream begins with a priming event before the request is handled, so what a test sends before
+// the answer would race the initialize, as no real client's does.
+func (af *agentsFixture) session(t *testing.T, header http.Header) string {
+	t.Helper()
+	res := af.post(t, "/mcp", initialize, header)
+	session := res.Header.Get("Mcp-Session-Id")
+	answer, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK || session == "" || !strings.Contains(string(answer), `"protocolVersion"`) {
+		t.Fatalf("initialize: %d, session %q, %v: %s", res.StatusCode, session, err, answer)
+	}
+	return session
+}
+
 // TestAgentsNeedATokenAndTheRightOriginAndHost: without a token, or with one no client holds,
-// /mcp and /sse answer 401 naming the protected-resource metadata; an Origin that is not
+// /mcp and /sse answer 401 naming the protected-resource metadata (/sse its own, whose resource
+// is /sse); with a token, a POST to /sse naming no session (a client trying streamable HTTP
+// first) is 405, which sends it to the SSE transport's GET; an Origin that is not
 // configured is refused (403) before the token is read; on this loopback listener a Host that
 // is neither loopback nor a configured origin's is refused (403, a DNS rebinding) while a
 // reverse proxy's Host (https://maven.example's) passes; the token is checked for the URL it
@@ -322,7 +340,6 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 func TestAgentsNeedATokenAndTheRightOriginAndHost(t *testing.T) {
 	w, _ := agentsWorld(t, agentstest.Options{})
 	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
-	wantChallenge := `Bearer resource_metadata="` + af.url + `/.well-known/oauth-protected-resource"`
 	for _, c := range []struct {
 		name, path string
 		header     http.Header
@@ -331,6 +348,7 @@ func TestAgentsNeedATokenAndTheRightOriginAndHost(t *testing.T) {
 		{"no token", "/mcp", nil, http.StatusUnauthorized},
 		{"a token no client holds", "/mcp", http.Header{"Authorization": {"Bearer nope"}}, http.StatusUnauthorized},
 		{"no token at /sse", "/sse", nil, http.StatusUnauthorized},
+		{"a streamable POST at /sse", "/sse", http.Header{"Authorization": {"Bearer token-a"}}, http.StatusMethodNotAllowed},
 		{"a foreign Origin", "/mcp", http.Header{"Authorization": {"Bearer token-a"}, "Origin": {"http://evil.example"}}, http.StatusForbidden},
 		{"a foreign Origin, no token", "/mcp", http.Header{"Origin": {"http://evil.example"}}, http.StatusForbidden},
 		{"a rebound Host", "/mcp", http.Header{"Authorization": {"Bearer token-a"}, "Host": {"evil.example"}}, http.StatusForbidden},
@@ -343,8 +361,16 @@ func TestAgentsNeedATokenAndTheRightOriginAndHost(t *testing.T) {
 		if res.StatusCode != c.status {
 			t.Errorf("%s: %d, want %d", c.name, res.StatusCode, c.status)
 		}
+		metadata := "/.well-known/oauth-protected-resource"
+		if c.path == "/sse" {
+			metadata += "/sse"
+		}
+		wantChallenge := `Bearer resource_metadata="` + af.url + metadata + `"`
 		if c.status == http.StatusUnauthorized && res.Header.Get("WWW-Authenticate") != wantChallenge {
 			t.Errorf("%s: WWW-Authenticate %q, want %q", c.name, res.Header.Get("WWW-Authenticate"), wantChallenge)
+		}
+		if c.status == http.StatusMethodNotAllowed && res.Header.Get("Allow") != http.MethodGet {
+			t.Errorf("%s: Allow %q", c.name, res.Header.Get("Allow"))
 		}
 	}
 	af.tokens.mu.Lock()
@@ -557,7 +583,7 @@ func TestAgentsCallsAreOnTheActivityPage(t *testing.T) {
 		t.Fatalf("agents' entries %q, want %q", got, want)
 	}
 	for _, want := range []string{"Agent call", "<dt>Client</dt><dd>Home Assistant</dd>", "needs the owner", "it can change things",
-		"“read it”", "S write needs your approval"} {
+		"“read it”", "asked for your approval on your phone to run s write"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/activity lacks %q", want)
 		}
@@ -590,13 +616,12 @@ func TestAgentsStreamsAreResumable(t *testing.T) {
 	w, _ := agentsWorld(t, agentstest.Options{})
 	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
 	auth := http.Header{"Authorization": {"Bearer token-a"}}
-	res := af.post(t, "/mcp", initialize, auth)
-	session := res.Header.Get("Mcp-Session-Id")
+	session := af.session(t, auth)
 	in := http.Header{"Authorization": {"Bearer token-a"}, "Mcp-Session-Id": {session}, "Mcp-Protocol-Version": {"2025-11-25"}}
 	if res := af.post(t, "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, in); res.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %d", res.StatusCode)
 	}
-	res = af.post(t, "/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s_read"}}`, in)
+	res := af.post(t, "/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s_read"}}`, in)
 	events := sseEvents(t, res.Body)
 	if len(events) < 2 || events[0]["id"] == "" || events[0]["data"] != "" || !strings.Contains(events[1]["data"], "read it") {
 		t.Fatalf("the call's stream: %v", events)
@@ -625,8 +650,7 @@ func TestAgentsSessionsThatMissPingsEnd(t *testing.T) {
 	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
 	w.Clients.Set("c0", agents.Policy{Name: "c0", AllTools: true})
 	af.tokens.clients["token-c0"] = "c0"
-	res := af.post(t, "/mcp", initialize, http.Header{"Authorization": {"Bearer token-c0"}})
-	in := http.Header{"Authorization": {"Bearer token-c0"}, "Mcp-Session-Id": {res.Header.Get("Mcp-Session-Id")},
+	in := http.Header{"Authorization": {"Bearer token-c0"}, "Mcp-Session-Id": {af.session(t, http.Header{"Authorization": {"Bearer token-c0"}})},
 		"Mcp-Protocol-Version": {"2025-11-25"}}
 	if res := af.post(t, "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, in); res.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %d", res.StatusCode)

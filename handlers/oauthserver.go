@@ -56,6 +56,7 @@ const (
 	pathToken            = "/oauth/token"
 	pathRegister         = "/oauth/register"
 	pathRevoke           = "/oauth/revoke"
+	pathSSE              = "/sse"
 	// maxOAuthBody bounds a registration, token or revocation request.
 	maxOAuthBody = 16 << 10
 )
@@ -95,11 +96,18 @@ func sameHost(u *url.URL, host string) bool {
 
 // resourceMetadataGet is RFC 9728's protected-resource metadata of Maven's MCP server, at the
 // root and under the /mcp path suffix: the resource is <origin>/mcp, its authorization server
-// Maven at the same origin. go-sdk serves it, with CORS open, as public metadata is.
+// Maven at the same origin. Under the /sse suffix the resource is <origin>/sse, the same server
+// by the older transport: Home Assistant takes a document only if its resource is exactly the
+// URL the user typed (config_flow.py, _resource_metadata_from_document). go-sdk serves it, with
+// CORS open, as public metadata is.
 func (s *server) resourceMetadataGet(w http.ResponseWriter, r *http.Request) {
 	issuer := s.issuerOf(r)
+	resource := clients.ResourceOf(issuer)
+	if r.URL.Path == pathResourceMetadata+pathSSE {
+		resource = issuer + pathSSE
+	}
 	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               clients.ResourceOf(issuer),
+		Resource:               resource,
 		AuthorizationServers:   []string{issuer},
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "Maven",

@@ -124,14 +124,20 @@ func (b *browser) authorize(a *authtest.Authenticator, cfg *oauth2.Config, choic
 }
 
 // TestMetadataDocuments: RFC 9728's protected-resource metadata, at the root and under /mcp,
-// names Maven's MCP server and Maven as its authorization server; RFC 8414's server metadata
+// names Maven's MCP server and Maven as its authorization server, and under /sse names /sse
+// (the same server by the older transport); RFC 8414's server metadata
 // names every endpoint, S256 alone, client ID metadata documents and iss; both are open to
 // other origins (CORS), as public metadata is.
 func TestMetadataDocuments(t *testing.T) {
 	f := newFixture(t)
 	c := f.agent()
-	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
-		prm, err := oauthex.GetProtectedResourceMetadata(context.Background(), testOrigin+path, testResource, c)
+	for path, resource := range map[string]string{
+		"/.well-known/oauth-protected-resource":     testResource,
+		"/.well-known/oauth-protected-resource/mcp": testResource,
+		"/.well-known/oauth-protected-resource/sse": testOrigin + "/sse",
+	} {
+		// GetProtectedResourceMetadata fails unless the document's resource is the one asked.
+		prm, err := oauthex.GetProtectedResourceMetadata(context.Background(), testOrigin+path, resource, c)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -294,7 +300,8 @@ func (f *fixture) feedHas(action, name string) bool {
 
 // TestCodeAndVerifierAttacks: a code is exchanged once, with its own verifier, for the resource
 // it was bound to. A wrong verifier spends the code; a reused code revokes what it issued; a
-// token request naming another resource is refused; an access token past its hour is refused.
+// token request naming another resource is refused, one naming /sse is /mcp's; an access token
+// past its hour is refused.
 func TestCodeAndVerifierAttacks(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -327,11 +334,30 @@ func TestCodeAndVerifierAttacks(t *testing.T) {
 		t.Errorf("the token of a reused code: %v, want ErrInvalidToken", err)
 	}
 
+	// /sse's protected-resource metadata names /sse: a client names it in both requests, and
+	// its token opens /mcp and /sse alike.
+	sse := testOrigin + "/sse"
+	code, verifier = b.authorize(a, cfg, everyTool, oauth2.SetAuthURLParam("resource", sse))
+	if tok, err = cfg.Exchange(f.agentContext(), code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", sse)); err != nil {
+		t.Fatalf("a token request for %s: %v", sse, err)
+	}
+	for _, at := range []string{testResource, sse} {
+		if _, err := f.clients.Authenticate(ctx, tok.AccessToken, at); err != nil {
+			t.Errorf("the token of an authorization for %s, at %s: %v", sse, at, err)
+		}
+	}
+
 	code, verifier = b.authorize(a, cfg, everyTool)
 	if tok, err = cfg.Exchange(f.agentContext(), code, oauth2.VerifierOption(verifier)); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Advance(clients.AccessLifespan + time.Second)
+	g, err := f.clients.Authenticate(ctx, tok.AccessToken, testResource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fosite stamps the expiry by the wall clock, which has run on since the fixture's clock
+	// started (by seconds, on a loaded machine): go a second past the expiry itself.
+	f.clock.Set(g.Expires.Add(time.Second))
 	if _, err := f.clients.Authenticate(ctx, tok.AccessToken, testResource); !errors.Is(err, clients.ErrInvalidToken) {
 		t.Errorf("an expired access token: %v, want ErrInvalidToken", err)
 	}

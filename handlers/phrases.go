@@ -38,14 +38,20 @@ const (
 	voidProposed = "Its phrases were for the earlier shape of this tool; once you enable it, check them and save them again."
 )
 
-// guidedRow is the view of one row with what it says about voice.
+// guidedRow is the view of one row with what it says about voice, and its limits.
 func (s *server) guidedRow(ctx context.Context, t allowlist.Tool) (views.ToolRow, error) {
 	guides, err := s.guides.Guides(ctx, []allowlist.Tool{t})
 	if err != nil {
 		return views.ToolRow{}, err
 	}
+	saved, err := s.limits.Limits(ctx, []int64{t.ID})
+	if err != nil {
+		return views.ToolRow{}, err
+	}
 	row := s.toolRow(t)
 	s.addVoice(&row, t, guides[t.ID])
+	l, has := saved[t.ID]
+	addLimits(&row, t, l, has)
 	return row, nil
 }
 
@@ -67,6 +73,9 @@ func (s *server) addVoice(row *views.ToolRow, t allowlist.Tool, g voice.Guide) {
 		v.Phrases = strings.Join(g.Phrases, "\n")
 		v.Rows = boxRows(v.Phrases)
 		v.Slots = slots(t)
+	}
+	if t.State == allowlist.StateEnabled && t.Destructive {
+		v.Confirm = confirmChoice(t)
 	}
 	row.Voice = v
 }

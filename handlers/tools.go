@@ -34,6 +34,9 @@ type Tools interface {
 	// its audit trail does not say).
 	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
 	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
+	// SetConfirm needs a step-up for auth.ActionSetConfirm naming allowlist.ConfirmDigest of
+	// the row as it is now; a *allowlist.ShapeChangedError for a row redefined since.
+	SetConfirm(ctx context.Context, id int64, c allowlist.Confirm, proof auth.StepUp) (allowlist.Tool, error)
 }
 
 // toolsPerPage keeps a page light however long the allowlist grows.
@@ -212,6 +215,14 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 	if err != nil {
 		return views.ToolList{}, err
 	}
+	ids := make([]int64, len(rows))
+	for i, t := range rows {
+		ids[i] = t.ID
+	}
+	saved, err := s.limits.Limits(ctx, ids)
+	if err != nil {
+		return views.ToolList{}, err
+	}
 	for _, t := range rows {
 		title := groupTitle(t)
 		if n := len(list.Groups); n == 0 || list.Groups[n-1].Title != title {
@@ -220,6 +231,8 @@ func (s *server) toolList(r *http.Request, view toolsView) (views.ToolList, erro
 		g := &list.Groups[len(list.Groups)-1]
 		row := s.toolRow(t)
 		s.addVoice(&row, t, guides[t.ID])
+		l, has := saved[t.ID]
+		addLimits(&row, t, l, has)
 		list.Selectable = list.Selectable || row.CanEnable
 		g.Rows = append(g.Rows, row)
 	}
@@ -294,8 +307,17 @@ func countsKey(counts map[allowlist.State]int) string {
 }
 
 // toolsNews compares the counts a list was rendered from (seen) with the allowlist's now: nil
-// when nothing changed, else the notice that offers to show the list again.
+// when nothing changed, else the notice that offers to show the list again, naming seen.
 func toolsNews(seen string, now map[allowlist.State]int) *views.ToolsNews {
+	news := newsOf(seen, now)
+	if news != nil {
+		news.Seen = seen
+	}
+	return news
+}
+
+// newsOf is what toolsNews says.
+func newsOf(seen string, now map[allowlist.State]int) *views.ToolsNews {
 	if seen == countsKey(now) {
 		return nil
 	}

@@ -3,9 +3,12 @@ package activity_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,5 +247,58 @@ func TestWatchServersRecordsChangesNotRetries(t *testing.T) {
 	slices.Reverse(tos) // the feed is newest first
 	if want := "connecting→connected connected→connecting connecting→connected"; strings.Join(tos, " ") != want {
 		t.Fatalf("got %q (newest first), want %q", tos, want)
+	}
+}
+
+// writeCounter counts the store's writes.
+type writeCounter struct {
+	activity.Store
+	writes atomic.Int64
+}
+
+func (w *writeCounter) AppendActivity(ctx context.Context, entries []*activity.Entry) error {
+	w.writes.Add(1)
+	return w.Store.AppendActivity(ctx, entries)
+}
+
+// TestWatchServersRecordsASnapshotInOneWrite checks that the servers a lock takes to locked at
+// once are recorded in one write, not one each: a hundred transactions kept the database's
+// writer, and the unlock that follows, waiting.
+func TestWatchServersRecordsASnapshotInOneWrite(t *testing.T) {
+	f := newFeed(t)
+	store := &writeCounter{Store: db.NewActivityStore(f.db)}
+	feed := activity.New(store, f.clock.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	changes := make(chan struct{})
+	var mu sync.Mutex
+	current := make([]activity.ServerState, 100)
+	for i := range current {
+		current[i] = activity.ServerState{Name: fmt.Sprintf("s%d", i), State: "connecting"}
+	}
+	snapshot := func() []activity.ServerState {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(current)
+	}
+	done := make(chan struct{})
+	go func() {
+		feed.WatchServers(ctx, changes, snapshot, slog.New(slog.DiscardHandler))
+		close(done)
+	}()
+	changes <- struct{}{} // taken once the watcher read the states it starts from
+	mu.Lock()
+	for i := range current {
+		current[i].State = "locked"
+	}
+	mu.Unlock()
+	changes <- struct{}{}
+	changes <- struct{}{} // the watcher has recorded the change before it takes this one
+	cancel()
+	<-done
+	if n := len(f.all(t, activity.Filter{Action: activity.ActionServerState})); n != 100 {
+		t.Fatalf("%d servers' changes recorded, want 100", n)
+	}
+	if n := store.writes.Load(); n != 1 {
+		t.Fatalf("%d writes for one snapshot's changes, want 1", n)
 	}
 }

@@ -57,6 +57,9 @@ type ServerState struct {
 
 // WatchServers records servers' state changes until ctx is done: it reads snapshot after every
 // receive on changes, and records each server whose state differs from the last it recorded.
+// The changes of one snapshot are one write: a lock takes a hundred servers to locked at once,
+// and a transaction for each kept the database's one writer, the next unlock's own record
+// among those waiting for it, busy for as long.
 func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapshot func() []ServerState, logger *slog.Logger) {
 	last := map[string]string{}
 	for _, s := range snapshot() {
@@ -68,19 +71,24 @@ func (l *Log) WatchServers(ctx context.Context, changes <-chan struct{}, snapsho
 			return
 		case <-changes:
 		}
+		var events []Event
 		for _, s := range snapshot() {
 			now := s.State
 			if was, ok := last[s.Name]; ok && was == now {
 				continue
 			}
-			detail := map[string]any{"server": s.Name, "from": last[s.Name], "to": now, "error": s.LastError}
+			events = append(events, Event{Actor: "system", Action: ActionServerState,
+				Detail: map[string]any{"server": s.Name, "from": last[s.Name], "to": now, "error": s.LastError}})
 			last[s.Name] = now
-			rctx, cancel := context.WithTimeout(ctx, recordTimeout)
-			err := l.Append(rctx, Event{Actor: "system", Action: ActionServerState, Detail: detail})
-			cancel()
-			if err != nil {
-				logger.Error("activity: record a server's state", "server", s.Name, "err", err)
-			}
+		}
+		if len(events) == 0 {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, recordTimeout)
+		err := l.Append(rctx, events...)
+		cancel()
+		if err != nil {
+			logger.Error("activity: record servers' states", "servers", len(events), "err", err)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/limits"
 	"maven/app/runner"
 )
 
@@ -42,6 +43,16 @@ type Runner interface {
 // (*mcp.Manager: the server's allow_tools, docs/design.md#rule-15).
 type AllowTools interface {
 	AllowTools(server string) []string
+}
+
+// Limits are the owner's limits on the rows' arguments (*limits.Service,
+// docs/design.md#rule-33).
+type Limits interface {
+	// InForce returns the limits in force on each of rows, as they were read, by id; a row
+	// without any is absent.
+	InForce(ctx context.Context, rows []allowlist.Tool) (map[int64]*limits.Active, error)
+	// Changed returns a channel closed after the next save of limits.
+	Changed() <-chan struct{}
 }
 
 // Lock says whether the daemon is locked (*vault.Gate).
@@ -90,9 +101,12 @@ type Deps struct {
 	Rows     Rows
 	Runner   Runner
 	Allow    AllowTools
+	Limits   Limits
 	Lock     Lock
 	Clients  Clients
 	Activity Recorder
+	// Pending keeps the calls that need the owner (docs/design.md#rule-31).
+	Pending Pending
 }
 
 // Defaults for Options.
@@ -135,8 +149,8 @@ type Service struct {
 
 // New returns a Service over d; it fails when a dependency is missing.
 func New(d Deps, opts Options) (*Service, error) {
-	if d.Rows == nil || d.Runner == nil || d.Allow == nil || d.Lock == nil || d.Clients == nil || d.Activity == nil {
-		return nil, errors.New("agents: Rows, Runner, Allow, Lock, Clients and Activity are required")
+	if d.Rows == nil || d.Runner == nil || d.Allow == nil || d.Limits == nil || d.Lock == nil || d.Clients == nil || d.Activity == nil || d.Pending == nil {
+		return nil, errors.New("agents: Rows, Runner, Allow, Limits, Lock, Clients, Activity and Pending are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -199,7 +213,7 @@ func (s *Service) Servers(ctx context.Context, clientID string) (legacy, modern 
 	if c != nil {
 		return c.legacy, c.modern, nil
 	}
-	entries, err := s.shown.current(ctx, s.d.Rows, s.log)
+	entries, err := s.shown.current(ctx, s.d.Rows, s.d.Limits, s.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,17 +239,18 @@ func (s *Service) ClientChanged(clientID string) {
 	}
 }
 
-// Run keeps every client's tools the enabled rows it may use, as the rows are now, until ctx
-// is done: it applies each committed change of the allowlist and each ClientChanged within a
-// moment (docs/design.md#rule-27).
+// Run keeps every client's tools the enabled rows it may use, as the rows and their limits are
+// now, until ctx is done: it applies each committed change of the allowlist, each save of
+// limits and each ClientChanged within a moment (docs/design.md#rule-27).
 func (s *Service) Run(ctx context.Context) {
 	for {
-		changed := s.d.Rows.Changed()
+		changed, limited := s.d.Rows.Changed(), s.d.Limits.Changed()
 		if err := s.reconcileAll(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("agents: keep the tools agents see current", "err", err)
 		}
 		select {
 		case <-changed:
+		case <-limited:
 		case <-s.kick:
 		case <-ctx.Done():
 			return
@@ -261,7 +276,7 @@ func (s *Service) reconcileAll(ctx context.Context) error {
 			return err
 		}
 	}
-	entries, err := s.shown.current(ctx, s.d.Rows, s.log)
+	entries, err := s.shown.current(ctx, s.d.Rows, s.d.Limits, s.log)
 	if err != nil {
 		return err
 	}

@@ -247,3 +247,44 @@ func TestACallToARowThatChangedSinceListedIsRefused(t *testing.T) {
 		t.Errorf("the feed records %+v", e)
 	}
 }
+
+// TestACallToARowNotEnabledIsRefused: a call of a row still proposed, or of one withdrawn (its
+// server taken out of the config, though the server itself would still run it), is a tool
+// error an assistant can act on, and nothing runs: an agent that listed the withdrawn row is
+// told it changed since, one that did not that there is no such tool.
+func TestACallToARowNotEnabledIsRefused(t *testing.T) {
+	s, sCfg := upstream(t, readTool, otherTool)
+	gone := mcptest.ToolSpec{Name: "gone", Description: "Its server leaves the config.", ReadOnly: true, Text: "still here"}
+	u, uCfg := upstream(t, gone)
+	w := agentstest.New(t, agentstest.Options{NoRun: true, Servers: map[string]config.Server{"s": sCfg, "u": uCfg}})
+	w.Enable(t, "s_read")
+	w.Enable(t, "u_gone")
+	w.Row(t, "s_other", func(r allowlist.Tool) bool { return r.State == allowlist.StateProposed })
+	w.Clients.Set("c", agents.Policy{Name: "agent", AllTools: true})
+	listedBefore, _ := agent(t, w, "c")
+	if got := listed(t, listedBefore); !slices.Equal(got, []string{"s_read", "u_gone"}) {
+		t.Fatalf("lists %q", got)
+	}
+	if text, isErr := call(t, listedBefore, "s_other", nil); !isErr || !strings.Contains(text, `no tool named "s_other"`) {
+		t.Errorf("a call of a proposed row: %q (error %v)", text, isErr)
+	}
+
+	if _, err := w.Tools.WithdrawRemovedServers(context.Background(), []string{"s"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Row(t, "u_gone", func(r allowlist.Tool) bool { return r.State == allowlist.StateWithdrawn })
+	if text, isErr := call(t, listedBefore, "u_gone", nil); !isErr || !strings.Contains(text, "changed since you listed") {
+		t.Errorf("a call of a row withdrawn since listed: %q (error %v)", text, isErr)
+	}
+	w.Clients.Set("d", agents.Policy{Name: "another agent", AllTools: true})
+	fresh, _ := agent(t, w, "d")
+	if got := listed(t, fresh); !slices.Equal(got, []string{"s_read"}) {
+		t.Errorf("after the withdrawal a new agent lists %q", got)
+	}
+	if text, isErr := call(t, fresh, "u_gone", nil); !isErr || !strings.Contains(text, `no tool named "u_gone"`) {
+		t.Errorf("a call of a withdrawn row never listed: %q (error %v)", text, isErr)
+	}
+	if n := s.Calls("other") + u.Calls("gone"); n != 0 {
+		t.Errorf("the servers were called %d times", n)
+	}
+}

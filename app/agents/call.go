@@ -15,6 +15,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/reveal"
 	"maven/app/runner"
@@ -33,17 +34,20 @@ const recordTimeout = 5 * time.Second
 // the agent was shown.
 func (s *Service) handler(c *client, e *entry) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return s.call(ctx, c, e, req.Params.Arguments), nil
+		return s.call(ctx, c, e, req), nil
 	}
 }
 
 // call is one agent's call of a listed row (docs/design.md#rule-28): over the client's rate,
-// or while locked, it is refused; the row is read again and must still be enabled in the shape
-// the agent was shown, and among its client's tools; the arguments must fit the approved input
-// schema; then Classify decides, and a call that may run at once runs through the one run path
-// (which reads the row again in its own step). Every call but one over the rate is recorded in
-// the activity feed with its client's name.
-func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sdk.CallToolResult {
+// or while locked, it is refused; the row is read again (from memory while nothing committed
+// since the read that listed it, shownRows.still) and must still be enabled in the shape
+// the agent was shown, with the same limits, and among its client's tools; the arguments must
+// fit the approved input schema, then the owner's limits (docs/design.md#rule-33, never sent
+// outside them); then Classify decides: a call that may run at once runs through the one run
+// path (which reads the row again in its own step), any other becomes a pending call (askOwner).
+// Every call but one over the rate is recorded in the activity feed with its client's name.
+func (s *Service) call(ctx context.Context, c *client, e *entry, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	raw := req.Params.Arguments
 	if !c.calls.Allow() {
 		s.log.Debug("agents: a call over its client's rate", "client", c.id, "tool", e.row.Name)
 		return refusal(busyWords)
@@ -56,17 +60,12 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 	case revoked || !policy.allows(e.row.ID):
 		return s.refuse(ctx, rec, OutcomeChanged, "no longer among its client's tools", changedWords(e.row))
 	}
-	row, err := s.d.Rows.Get(ctx, e.row.ID)
-	switch {
-	case errors.Is(err, allowlist.ErrNotFound):
-		return s.refuse(ctx, rec, OutcomeChanged, "gone", changedWords(e.row))
-	case err != nil:
-		s.log.Error("agents: read a row", "tool", e.row.Name, "err", err)
-		return s.refuse(ctx, rec, OutcomeFailed, "the allowlist could not be read", "Maven could not read its tools just now; try again.")
-	case row.State != allowlist.StateEnabled:
-		return s.refuse(ctx, rec, OutcomeChanged, "it is "+string(row.State)+" now", changedWords(e.row))
-	case shownKey(row) != e.key || !slices.Equal(row.Cmd, e.row.Cmd):
-		return s.refuse(ctx, rec, OutcomeChanged, "redefined since it was listed", changedWords(e.row))
+	row := e.row
+	if !s.shown.still(e) {
+		var refused *sdk.CallToolResult
+		if row, refused = s.readAgain(ctx, rec, e); refused != nil {
+			return refused
+		}
 	}
 	rec.row = row
 	args, err := e.arguments(raw)
@@ -78,8 +77,14 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 		return s.refuse(ctx, rec, OutcomeBadArguments, "a local command takes no arguments",
 			fmt.Sprintf("%s is a local command and takes no arguments. Nothing was done.", row.Name))
 	}
-	if class := Classify(row, args, s.d.Allow.AllowTools(row.Server())); class.NeedsOwner() {
-		return s.refuse(ctx, rec, OutcomeNeedsOwner, class.Words(), needsOwnerWords(row, class))
+	if e.limits != nil {
+		if err := e.limits.Check(args); err != nil {
+			return s.refuse(ctx, rec, OutcomeOutsideLimits, err.Error(), outsideWords(row, err))
+		}
+	}
+	class := Classify(row, args, s.d.Allow.AllowTools(row.Server()), e.limits != nil && e.limits.Set.RunUnasked)
+	if class.NeedsOwner() {
+		return s.askOwner(ctx, c, rec, e, row, args, class, req)
 	}
 	res, err := s.d.Runner.Exec(ctx, row, args)
 	if err != nil {
@@ -89,8 +94,37 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 	}
 	out := toolResult(row, res)
 	rec.isError = res.IsError
-	s.record(ctx, rec, OutcomeRan, "", res.Output)
+	why := ""
+	if class == ClassWithinLimits {
+		why = class.Words()
+	}
+	s.record(ctx, rec, OutcomeRan, why, res.Output)
 	return out
+}
+
+// readAgain reads e's row and its limits as they are now, since an update or a save of limits
+// committed after the read that listed it; it refuses the call unless they still show what the
+// agent was shown.
+func (s *Service) readAgain(ctx context.Context, rec callRecord, e *entry) (allowlist.Tool, *sdk.CallToolResult) {
+	row, err := s.d.Rows.Get(ctx, e.row.ID)
+	switch {
+	case errors.Is(err, allowlist.ErrNotFound):
+		return row, s.refuse(ctx, rec, OutcomeChanged, "gone", changedWords(e.row))
+	case err != nil:
+		s.log.Error("agents: read a row", "tool", e.row.Name, "err", err)
+		return row, s.refuse(ctx, rec, OutcomeFailed, "the allowlist could not be read", "Maven could not read its tools just now; try again.")
+	case row.State != allowlist.StateEnabled:
+		return row, s.refuse(ctx, rec, OutcomeChanged, "it is "+string(row.State)+" now", changedWords(e.row))
+	}
+	in, err := s.d.Limits.InForce(ctx, []allowlist.Tool{row})
+	switch {
+	case err != nil:
+		s.log.Error("agents: read a row's limits", "tool", e.row.Name, "err", err)
+		return row, s.refuse(ctx, rec, OutcomeFailed, "its limits could not be read", "Maven could not read its tools just now; try again.")
+	case shownKey(row, in[row.ID]) != e.key || !slices.Equal(row.Cmd, e.row.Cmd):
+		return row, s.refuse(ctx, rec, OutcomeChanged, "redefined, or its limits changed, since it was listed", changedWords(e.row))
+	}
+	return row, nil
 }
 
 // toolResult is a run's result as the agent is given it: an MCP row's content and structured
@@ -122,14 +156,10 @@ func (s *Service) refuse(ctx context.Context, rec callRecord, outcome Outcome, r
 	return refusal(words)
 }
 
-// spoken is a row's name as it is said: "vikunja delete task".
-func spoken(row allowlist.Tool) string { return strings.Join(allowlist.SpokenWords(row.Name), " ") }
-
-// needsOwnerWords say, so that an assistant can say it, why a call waits for the owner and
-// that nothing was done.
-func needsOwnerWords(row allowlist.Tool, class Class) string {
-	return fmt.Sprintf("%s needs your approval, because %s; approving an agent's call from your phone is not built yet, so nothing was done.",
-		upperFirst(spoken(row)), class.Words())
+// outsideWords say why a call outside the owner's limits was refused: the property and the
+// limit (a *limits.Violation).
+func outsideWords(row allowlist.Tool, err error) string {
+	return fmt.Sprintf("The arguments do not fit %s: %s. Nothing was done.", row.Name, reveal.CutError(err.Error(), 300))
 }
 
 func changedWords(row allowlist.Tool) string {
@@ -149,6 +179,10 @@ func argumentsWords(err error) string {
 func failure(row allowlist.Tool, err error) (Outcome, string) {
 	if errors.Is(err, runner.ErrChanged) || errors.Is(err, runner.ErrNotEnabled) {
 		return OutcomeChanged, changedWords(row)
+	}
+	var outside *limits.Violation
+	if errors.As(err, &outside) {
+		return OutcomeOutsideLimits, outsideWords(row, outside)
 	}
 	if errors.Is(err, mcp.ErrLocked) {
 		return OutcomeLocked, LockedWords
@@ -183,19 +217,13 @@ func serverAnswered(err error) bool {
 	return errors.As(err, &wire) && wire.Code != codeRejected
 }
 
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
 // callRecord is what the activity feed keeps of a call.
 type callRecord struct {
 	client, clientName string
 	row                allowlist.Tool
 	args               []byte
 	isError            bool
+	call               int64 // the pending call it became, 0 for none
 }
 
 // record appends a call's entry to the activity feed: its client, the row, its arguments (cut),
@@ -209,6 +237,9 @@ func (s *Service) record(ctx context.Context, rec callRecord, outcome Outcome, r
 	}
 	if rec.isError {
 		detail["is_error"] = true
+	}
+	if rec.call != 0 {
+		detail["call"] = rec.call
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()

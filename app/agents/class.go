@@ -8,12 +8,15 @@ import (
 )
 
 // Class is what an agent's call to an enabled row may do: run at once, or wait for the owner
-// (docs/design.md#rule-28). In this issue a call that needs the owner is refused with its
-// class's words; approving it on the phone (pending calls) is the next issue.
+// (docs/design.md#rule-28): a call that needs the owner becomes a pending call, approved on the
+// phone (docs/design.md#rule-31), and its class's words say why.
 type Class string
 
 // The call classes, in the order Classify tests them.
 const (
+	// ClassWithinLimits: the owner chose to run the calls within the row's limits without
+	// asking, and this one is within them (docs/design.md#rule-33).
+	ClassWithinLimits Class = "within_limits"
 	// ClassRunNow: the row is not destructive, claims read-only, and the call carries no
 	// arguments or the row's server names it in allow_tools.
 	ClassRunNow Class = "run_now"
@@ -31,6 +34,7 @@ const (
 // owner (and, through the agent, aloud). TestEveryClassHasItsWords fails on a class without
 // (docs/style.md#enumerations).
 var classes = enum.Table[Class, string]{
+	{Member: ClassWithinLimits, Said: "it is within the limits you let run without asking"},
 	{Member: ClassRunNow, Said: "it only reads, so it runs at once"},
 	{Member: ClassDestructive, Said: "it can change things"},
 	{Member: ClassNotReadOnly, Said: "its server does not promise that it only reads"},
@@ -50,12 +54,16 @@ func (c Class) Words() string {
 }
 
 // NeedsOwner reports whether a call of the class waits for the owner.
-func (c Class) NeedsOwner() bool { return c != ClassRunNow }
+func (c Class) NeedsOwner() bool { return c != ClassRunNow && c != ClassWithinLimits }
 
 // Classify is the one decision of rule 28: what an agent's call with args to row, an enabled
-// row that fits the call, may do. allowTools is the row's server's allow_tools.
-func Classify(row allowlist.Tool, args map[string]any, allowTools []string) Class {
+// row that fits the call, may do. allowTools is the row's server's allow_tools; unasked says
+// that the owner let the calls within the row's limits run without asking and that args are
+// within them (docs/design.md#rule-33).
+func Classify(row allowlist.Tool, args map[string]any, allowTools []string, unasked bool) Class {
 	switch {
+	case unasked:
+		return ClassWithinLimits
 	case row.Destructive:
 		return ClassDestructive
 	case !row.ReadOnly:

@@ -34,7 +34,8 @@ func TestEveryOutcomeHasItsWords(t *testing.T) {
 }
 
 // TestClassify is rule 28's decision: only a call of a row that is not destructive, claims
-// read-only, and carries no arguments or is named in allow_tools runs at once.
+// read-only, and carries no arguments or is named in allow_tools runs at once; and a call
+// within the limits of a row whose owner let them run without asking (rule 33).
 func TestClassify(t *testing.T) {
 	readOnly := allowlist.Tool{Cmd: []string{"mcp", "s", "list"}, ReadOnly: true}
 	destructive := allowlist.Tool{Cmd: []string{"mcp", "s", "delete"}, Destructive: true}
@@ -48,20 +49,24 @@ func TestClassify(t *testing.T) {
 		args  map[string]any
 		allow []string
 		want  Class
+		// unasked: within the limits of a row set to run them without asking.
+		unasked bool
 	}{
-		{"read-only, no arguments", readOnly, nil, nil, ClassRunNow},
-		{"read-only, arguments, allow_tools names it", readOnly, args, []string{"list"}, ClassRunNow},
-		{"read-only, arguments, allow_tools names another", readOnly, args, []string{"other"}, ClassArguments},
-		{"read-only, arguments, no allow_tools", readOnly, args, nil, ClassArguments},
-		{"destructive", destructive, nil, []string{"delete"}, ClassDestructive},
-		{"destructive though it claims read-only", destructiveClaimingReadOnly, nil, nil, ClassDestructive},
-		{"neither destructive nor read-only", claimsNothing, nil, nil, ClassNotReadOnly},
-		{"a local command", local, nil, nil, ClassDestructive},
+		{"read-only, no arguments", readOnly, nil, nil, ClassRunNow, false},
+		{"read-only, arguments, allow_tools names it", readOnly, args, []string{"list"}, ClassRunNow, false},
+		{"read-only, arguments, allow_tools names another", readOnly, args, []string{"other"}, ClassArguments, false},
+		{"read-only, arguments, no allow_tools", readOnly, args, nil, ClassArguments, false},
+		{"destructive", destructive, nil, []string{"delete"}, ClassDestructive, false},
+		{"destructive though it claims read-only", destructiveClaimingReadOnly, nil, nil, ClassDestructive, false},
+		{"neither destructive nor read-only", claimsNothing, nil, nil, ClassNotReadOnly, false},
+		{"a local command", local, nil, nil, ClassDestructive, false},
+		{"destructive, within limits to run unasked", destructive, args, nil, ClassWithinLimits, true},
+		{"read-only, arguments, no allow_tools, within limits to run unasked", readOnly, args, nil, ClassWithinLimits, true},
 	} {
-		if got := Classify(c.row, c.args, c.allow); got != c.want {
+		if got := Classify(c.row, c.args, c.allow, c.unasked); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
-		if got := Classify(c.row, c.args, c.allow); got.NeedsOwner() != (c.want != ClassRunNow) {
+		if got := Classify(c.row, c.args, c.allow, c.unasked); got.NeedsOwner() != (c.want != ClassRunNow && c.want != ClassWithinLimits) {
 			t.Errorf("%s: NeedsOwner is %v", c.name, got.NeedsOwner())
 		}
 	}

@@ -14,6 +14,9 @@ const (
 	OutcomeNeedsOwner Outcome = "needs_owner"
 	// OutcomeBadArguments: the arguments do not fit the approved input schema; nothing ran.
 	OutcomeBadArguments Outcome = "bad_arguments"
+	// OutcomeOutsideLimits: the arguments fit the schema but not the owner's limits on the row
+	// (docs/design.md#rule-33); nothing ran, nothing was sent.
+	OutcomeOutsideLimits Outcome = "outside_limits"
 	// OutcomeChanged: the row changed since the agent listed it (disabled, redefined,
 	// withdrawn, or no longer among its client's tools); nothing ran.
 	OutcomeChanged Outcome = "changed"
@@ -30,6 +33,7 @@ var outcomes = enum.Table[Outcome, string]{
 	{Member: OutcomeRan, Said: "ran"},
 	{Member: OutcomeNeedsOwner, Said: "needs the owner"},
 	{Member: OutcomeBadArguments, Said: "arguments did not fit"},
+	{Member: OutcomeOutsideLimits, Said: "outside your limits"},
 	{Member: OutcomeChanged, Said: "changed since listed"},
 	{Member: OutcomeLocked, Said: "locked"},
 	{Member: OutcomeFailed, Said: "failed"},

@@ -7,49 +7,92 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"maven/app/allowlist"
+	"maven/app/limits"
 	"maven/app/mcp"
 )
 
-// entry is one enabled row as agents are shown it: the row as it was read, its tool, and its
-// input schema resolved once for checking calls' arguments.
+// entry is one enabled row as agents are shown it: the row as it was read, its tool, its
+// approved input schema resolved once for checking calls' arguments, and the owner's limits on
+// them (nil without any).
 type entry struct {
 	row    allowlist.Tool
 	key    string // what the tool shows depends on; another key is another tool
 	tool   *sdk.Tool
 	schema *jsonschema.Resolved
+	limits *limits.Active
+}
+
+// absent are the properties of the shown schema that args leave out, in the schema's order by
+// name: a pending call's page says they will be sent absent.
+func (e *entry) absent(args map[string]any) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(e.schema.Schema().Properties)) {
+		if _, ok := args[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // shownRows is what the enabled rows show, as of the last read, and each row's entry, kept
 // while its key stays the same so that a schema is resolved once per shape, not per call.
 type shownRows struct {
-	changed <-chan struct{} // closed once the rows changed since entries were read
-	entries []*entry
-	byID    map[int64]*entry
+	// changed and limited are closed once the rows, or their limits, changed since entries
+	// were read.
+	changed, limited <-chan struct{}
+	entries          []*entry
+	byID             map[int64]*entry
+	// read is the last read, for calls (still): current runs under the service's reconcile
+	// lock, a call under none.
+	read atomic.Pointer[shownRead]
+}
+
+// shownRead is one read of the enabled rows: the entries it gave, by row id, and what is
+// closed once an update or a save of limits commits after it.
+type shownRead struct {
+	changed, limited <-chan struct{}
+	byID             map[int64]*entry
+}
+
+// still reports whether e is what the enabled rows show now: the last read gave it, and no
+// update of the rows or save of limits has committed since. A call's row is then read again from
+// memory, as the run path answers from memory while the rows' version has not moved
+// (allowlist.Service.Runnable).
+func (r *shownRows) still(e *entry) bool {
+	read := r.read.Load()
+	return read != nil && read.byID[e.row.ID] == e && !isClosed(read.changed) && !isClosed(read.limited)
 }
 
 // current returns the entries of the enabled rows as they are now: those of the last read if
-// no update committed since, else read again.
-func (r *shownRows) current(ctx context.Context, rows Rows, log *slog.Logger) ([]*entry, error) {
-	if r.changed != nil && !isClosed(r.changed) {
+// no update or save of limits committed since, else read again.
+func (r *shownRows) current(ctx context.Context, rows Rows, lim Limits, log *slog.Logger) ([]*entry, error) {
+	if r.changed != nil && !isClosed(r.changed) && !isClosed(r.limited) {
 		return r.entries, nil
 	}
-	changed := rows.Changed()
+	changed, limited := rows.Changed(), lim.Changed()
 	list, err := rows.List(ctx, allowlist.Filter{States: []allowlist.State{allowlist.StateEnabled}})
 	if err != nil {
 		return nil, fmt.Errorf("agents: list the enabled rows: %w", err)
+	}
+	in, err := lim.InForce(ctx, list)
+	if err != nil {
+		return nil, fmt.Errorf("agents: read the limits: %w", err)
 	}
 	entries := make([]*entry, 0, len(list))
 	byID := make(map[int64]*entry, len(list))
 	for _, row := range list {
 		e := r.byID[row.ID]
-		if e == nil || e.key != shownKey(row) {
-			if e, err = newEntry(row); err != nil {
+		if e == nil || e.key != shownKey(row, in[row.ID]) {
+			if e, err = newEntry(row, in[row.ID]); err != nil {
 				log.Warn("agents: an enabled tool is not offered to agents", "tool", row.Name, "err", err)
 				continue
 			}
@@ -57,7 +100,8 @@ func (r *shownRows) current(ctx context.Context, rows Rows, log *slog.Logger) ([
 		entries = append(entries, e)
 		byID[row.ID] = e
 	}
-	r.changed, r.entries, r.byID = changed, entries, byID
+	r.changed, r.limited, r.entries, r.byID = changed, limited, entries, byID
+	r.read.Store(&shownRead{changed: changed, limited: limited, byID: byID})
 	return entries, nil
 }
 
@@ -71,17 +115,24 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // shownKey is what a row's tool depends on: its approved shape (its fingerprint, or for a row
-// without one the digest of what the owner saw), its local name and its destructive flag.
-func shownKey(row allowlist.Tool) string {
-	return row.ApprovalDigest() + "\x00" + row.Name + "\x00" + strconv.FormatBool(row.Destructive)
+// without one the digest of what the owner saw), its local name, its destructive flag and the
+// limits in force on it (nil for none).
+func shownKey(row allowlist.Tool, in *limits.Active) string {
+	key := row.ApprovalDigest() + "\x00" + row.Name + "\x00" + strconv.FormatBool(row.Destructive)
+	if in != nil {
+		key += "\x00" + in.Canonical
+	}
+	return key
 }
 
 // newEntry is what agents are shown of an enabled row (docs/design.md#rule-27): its local
 // name, and the description, input schema and read-only claim of its approved declared shape,
 // its destructive flag as destructiveHint, and nothing else — no title, output schema, icons
 // or _meta, which the fingerprint does not cover. A local command is shown with an empty object
-// schema: it takes no arguments from agents.
-func newEntry(row allowlist.Tool) (*entry, error) {
+// schema: it takes no arguments from agents. A row with limits in force shows its schema
+// narrowed by them (docs/design.md#rule-33); its calls are checked against the approved schema,
+// then against the limits, so that each refusal names what refused it.
+func newEntry(row allowlist.Tool, in *limits.Active) (*entry, error) {
 	desc, schema, readOnly := row.Description, row.InputSchema, row.ReadOnly
 	switch {
 	case !row.IsMCP():
@@ -97,8 +148,13 @@ func newEntry(row allowlist.Tool) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in != nil {
+		if shown, err = limits.Narrow(shown, in.Set); err != nil {
+			return nil, fmt.Errorf("its limits: %w", err)
+		}
+	}
 	destructive := row.Destructive
-	return &entry{row: row, key: shownKey(row), schema: resolved, tool: &sdk.Tool{
+	return &entry{row: row, key: shownKey(row, in), schema: resolved, limits: in, tool: &sdk.Tool{
 		Name:        row.Name,
 		Description: desc,
 		InputSchema: shown,

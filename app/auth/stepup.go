@@ -28,10 +28,22 @@ const (
 	ActionRotateRecovery Action = "rotate_recovery"
 	// ActionSetPhrases saves an enabled MCP tool's voice phrases (docs/design.md#rule-15b).
 	ActionSetPhrases Action = "set_phrases"
+	// ActionSetLimits saves an enabled MCP tool's argument limits and whether calls within them
+	// run without asking (docs/design.md#rule-33). Its item's digest is limits.Digest: the
+	// fingerprint the page showed and the limits' canonical JSON.
+	ActionSetLimits Action = "set_limits"
 	// ActionSignIn signs Maven in to an OAuth-protected MCP server: it grants Maven access.
 	// Its item's digest names the server, its authorization server and the scopes, as the
 	// servers card showed them (a server has no id).
 	ActionSignIn Action = "sign_in_server"
+	// ActionApproveCall runs one pending call (docs/design.md#rule-30): its target is the call's
+	// id and its digest the call's binding, H(id ‖ fingerprint ‖ canonical arguments ‖ expiry)
+	// (pending.Binding), as its page showed it.
+	ActionApproveCall Action = "approve_call"
+	// ActionSetConfirm sets how a destructive row's voice calls are confirmed, by a spoken yes or
+	// on the phone (docs/design.md#rule-32): its digest names the setting and the row's
+	// fingerprint as the page showed them ("phone sha256:…").
+	ActionSetConfirm Action = "set_confirm"
 	// ActionConsentClient lets an agents' client connect (docs/design.md#rule-29): its item's
 	// digest names the authorization request, the client id, the redirect URI and the tools
 	// the owner ticked, as the consent page showed them (clients.ConsentDigest).
@@ -44,19 +56,20 @@ const (
 // knownAction reports whether a step-up can be asked for a.
 func knownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSignIn,
-		ActionConsentClient, ActionClientTools:
+	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSetLimits, ActionSignIn,
+		ActionApproveCall, ActionSetConfirm, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row, enabled or given phrases; what a server asks a sign-in for; what a client
-// asks for and is given): each item must name the fingerprint the owner's page showed.
+// eyes (a tool row, enabled, given phrases, limits or its confirmation; what a server asks a
+// sign-in for; a pending call; what a client asks for and is given): each item must name the
+// fingerprint the owner's page showed.
 func shownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionSetPhrases, ActionSignIn, ActionConsentClient, ActionClientTools:
+	case ActionEnableTool, ActionSetPhrases, ActionSetLimits, ActionSignIn, ActionApproveCall, ActionSetConfirm, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false

@@ -104,8 +104,10 @@ var errInvalidTarget = &fosite.RFC6749Error{ErrorField: "invalid_target", CodeFi
 // Check refuses, before the owner is asked, what fosite would let through of an authorization
 // request parsed at origin: a PKCE challenge that is not S256 (plain included), a redirect URI
 // not exactly one the client registered (fosite would take any port of a loopback one), or a
-// resource that is not Maven's MCP server. It returns the resource the token will be bound to.
-// Its errors are fosite's, for the client's redirect.
+// resource that is not Maven's MCP server. It returns the resource the token will be bound to:
+// <origin>/mcp, for a request naming /sse too (the same server by the older transport, whose
+// protected-resource metadata names it as its own). Its errors are fosite's, for the client's
+// redirect.
 func (s *Service) Check(ar fosite.AuthorizeRequester, origin string) (string, error) {
 	form := ar.GetRequestForm()
 	if form.Get("code_challenge_method") != "S256" || !challengeS256.MatchString(form.Get("code_challenge")) {
@@ -118,8 +120,8 @@ func (s *Service) Check(ar fosite.AuthorizeRequester, origin string) (string, er
 	case 0:
 		return ResourceOf(origin), nil
 	case 1:
-		if slices.Contains(s.resources, asked[0]) {
-			return asked[0], nil
+		if res, ok := mcpResource(asked[0]); ok && slices.Contains(s.resources, res) {
+			return res, nil
 		}
 	}
 	return "", errInvalidTarget.WithHintf("Maven is the resource %s.", ResourceOf(origin))

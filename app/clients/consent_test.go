@@ -70,6 +70,11 @@ func TestAuthorizationRequestsMavenRefuses(t *testing.T) {
 	if _, res, err := f.parse(authorizeQuery(id, func(q url.Values) { q.Set("resource", "http://localhost:8080/mcp") })); err != nil || res != "http://localhost:8080/mcp" {
 		t.Errorf("a request for Maven at its other origin: resource %q, %v", res, err)
 	}
+	// /sse is the same server by the older transport: its token is /mcp's.
+	sse := strings.TrimSuffix(resource, "/mcp") + "/sse"
+	if _, res, err := f.parse(authorizeQuery(id, func(q url.Values) { q.Set("resource", sse) })); err != nil || res != resource {
+		t.Errorf("a request for %s: resource %q, %v", sse, res, err)
+	}
 	for name, edit := range map[string]func(url.Values){
 		"no PKCE": func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
 		"plain": func(q url.Values) {

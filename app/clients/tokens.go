@@ -18,12 +18,12 @@ func (s *Service) Respond(ctx context.Context, ar fosite.AuthorizeRequester, r R
 }
 
 // CheckTokenRequest refuses a token request whose resource parameter names anything but the
-// resource its authorization is bound to (RFC 8707 section 2.2). A request that names none
-// gets that resource.
+// resource its authorization is bound to (RFC 8707 section 2.2), or its /sse (Check). A request
+// that names none gets that resource.
 func CheckTokenRequest(ar fosite.AccessRequester) error {
 	bound := ar.GetRequestedAudience()
 	for _, r := range ar.GetRequestForm()["resource"] {
-		if !slices.Contains(bound, r) {
+		if res, ok := mcpResource(r); !ok || !slices.Contains(bound, res) {
 			return errInvalidTarget.WithHint("This authorization is bound to another resource.")
 		}
 	}

@@ -25,7 +25,7 @@ import (
 
 // Keys accepted at the top of the file and in a tool.
 var (
-	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "notify", "tools", "mcpServers"}
+	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "notify", "agents", "tools", "mcpServers"}
 	toolKeys = []string{"name", "argv"}
 )
 
@@ -121,6 +121,8 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 			cfg.Voice = d.voice(raw, key)
 		case "notify":
 			cfg.Notify = d.notify(raw, key)
+		case "agents":
+			cfg.Agents = d.agents(raw, key)
 		case "tools":
 			cfg.Tools = d.tools(raw, key)
 			for i, t := range cfg.Tools {
@@ -169,10 +171,19 @@ func standardize(data []byte) ([]byte, *Error) {
 		line, col := lineCol(data, pos)
 		return nil, errorf("", fmt.Sprintf("line %d, column %d: invalid UTF-8", line, col))
 	}
+	if json.Valid(data) {
+		// Standard JSON already, as most configs are: HuJSON would give it back unchanged.
+		return data, nil
+	}
 	std, err := hujson.Standardize(bytes.Clone(data))
 	if err != nil {
 		return nil, &Error{Msg: hujsonMessage(data, err), Err: err}
 	}
+	if json.Valid(std) {
+		return std, nil
+	}
+	// Decoded only to find where the syntax error is: json.Valid says only whether there is one,
+	// and decoding a valid document into interfaces costs a map per object for nothing.
 	var v any
 	err = json.Unmarshal(std, &v)
 	var syn *json.SyntaxError

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"maven/internal/jcs"
 )
 
 // TestDeclaredFieldsAreInJCSOrder: declaredFields is in RFC 8785 order (keys by their UTF-16
@@ -16,7 +18,7 @@ func TestDeclaredFieldsAreInJCSOrder(t *testing.T) {
 		if f.Key == "" || f.Label == "" || f.write == nil || f.show == nil {
 			t.Errorf("declared field %d (%q) lacks its key, label, writer or words: %+v", i, f.Key, f)
 		}
-		if i > 0 && jcsCompareUTF16(declaredFields[i-1].Key, f.Key) >= 0 {
+		if i > 0 && jcs.CompareUTF16(declaredFields[i-1].Key, f.Key) >= 0 {
 			t.Errorf("declared field %q comes after %q: not JCS order", f.Key, declaredFields[i-1].Key)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"maven/internal/jcs"
 )
 
 // Declared is the shape of a tool as its server declares it: exactly what a fingerprint covers.
@@ -44,7 +46,7 @@ func (f DeclaredField) Show(d Declared) string { return f.show(d) }
 // ChangedFields, the /tools diff and the reconcile's comparison all read this table.
 var declaredFields = [...]DeclaredField{
 	{Key: "description", Label: "Description",
-		write: func(out *bytes.Buffer, d Declared) { jcsWriteString(out, d.Description) },
+		write: func(out *bytes.Buffer, d Declared) { jcs.WriteString(out, d.Description) },
 		show:  func(d Declared) string { return d.Description }},
 	{Key: "inputSchema", Label: "Input schema", JSON: true,
 		write: func(out *bytes.Buffer, d Declared) { out.Write(d.InputSchema) },
@@ -56,7 +58,7 @@ var declaredFields = [...]DeclaredField{
 			return string(schema)
 		}},
 	{Key: "name", Label: "Name", identifies: true,
-		write: func(out *bytes.Buffer, d Declared) { jcsWriteString(out, d.Name) },
+		write: func(out *bytes.Buffer, d Declared) { jcs.WriteString(out, d.Name) },
 		show:  func(d Declared) string { return d.Name }},
 	{Key: "readOnlyHint", Label: "Read-only claim (readOnlyHint)",
 		write: func(out *bytes.Buffer, d Declared) { out.WriteString(strconv.FormatBool(d.ReadOnlyHint)) },
@@ -106,7 +108,7 @@ func Fingerprint(d Declared) (Shape, error) {
 // fingerprintCanonical is Fingerprint of d with its schema given in canonical form already.
 func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
 	if !utf8.ValidString(d.Name) || !utf8.ValidString(d.Description) {
-		return Shape{}, jcsError("invalid UTF-8 in name or description")
+		return Shape{}, fmt.Errorf("%w: invalid UTF-8 in name or description", ErrNotCanonicalizable)
 	}
 	d.InputSchema = schema
 	var out bytes.Buffer
@@ -116,7 +118,7 @@ func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		jcsWriteString(&out, f.Key)
+		jcs.WriteString(&out, f.Key)
 		out.WriteByte(':')
 		f.write(&out, d)
 	}

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"maven/internal/jcs"
 )
 
 // Limits on what a server may declare. A tool past them is refused, not cut: a shortened
@@ -106,7 +108,7 @@ func canonicalInputSchema(v any) ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	schema, err := CanonicalizeValue(v)
-	if !errors.Is(err, errNotDecoded) {
+	if !errors.Is(err, jcs.ErrNotDecoded) {
 		return schema, err
 	}
 	raw, err := json.Marshal(v)

@@ -205,8 +205,11 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 	m.started = true
 	m.runCtx, m.cancel = context.WithCancel(ctx)
+	// Dialling every server at the instant the daemon starts makes their dials, a few hundred
+	// microseconds of CPU each, compete with its first answers on the same few cores; spread
+	// out a little, the daemon answers first (docs/design.md#rule-13).
 	for _, s := range m.servers.Load().list() {
-		m.start(s)
+		m.start(s, dialSpread())
 	}
 }
 
@@ -236,6 +239,7 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 	m.secretsGen++
 	m.mu.Unlock()
 	// Loaded after the secrets changed: a server Reconfigure adds later starts with them.
+	var wake []*supervisor
 	for _, s := range m.servers.Load().list() {
 		if !s.needsSecrets && !s.sealedAuth.Load() {
 			continue
@@ -245,10 +249,25 @@ func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
 			s.signal()
 			continue
 		}
+		wake = append(wake, s)
+	}
+	if len(wake) > 0 {
 		// Waking every supervisor at the instant of an unlock makes them all read secrets and
 		// dial while the unlock answer is still being written, on the same few cores; a short
-		// spread-out delay lets the owner's answer go first and staggers the dials.
-		time.AfterFunc(unlockWakeDelay+rand.N(unlockWakeJitter), s.signal)
+		// delay lets the owner's answer go first, and the wakes are spread over the jitter. One
+		// timer for them all: the unlock answer waits for this loop, not for a timer each.
+		time.AfterFunc(dialSpreadDelay, func() { wakeSpread(wake) })
+	}
+}
+
+// wakeSpread signals sups in a random order, spread evenly over dialSpreadJitter.
+func wakeSpread(sups []*supervisor) {
+	gap := dialSpreadJitter / time.Duration(len(sups))
+	for i, j := range rand.Perm(len(sups)) {
+		if i > 0 {
+			time.Sleep(gap)
+		}
+		sups[j].signal()
 	}
 }
 
@@ -260,11 +279,15 @@ func (m *Manager) Wake(server string) {
 	}
 }
 
-// The delay between an unlock and the supervisors' first dial with the new secrets.
+// The delay before the supervisors' first dial at Run, and between an unlock and their first
+// dial with the new secrets: dialSpreadDelay and up to dialSpreadJitter more.
 const (
-	unlockWakeDelay  = 50 * time.Millisecond
-	unlockWakeJitter = 100 * time.Millisecond
+	dialSpreadDelay  = 50 * time.Millisecond
+	dialSpreadJitter = 100 * time.Millisecond
 )
+
+// dialSpread is how long one supervisor waits before dialling at Run or after an unlock.
+func dialSpread() time.Duration { return dialSpreadDelay + rand.N(dialSpreadJitter) }
 
 // lookup returns the current secret lookup (nil when locked) and its generation.
 func (m *Manager) lookup() (func(string) ([]byte, bool), uint64) {
@@ -410,18 +433,30 @@ func (m *Manager) callable(s *supervisor) (*sdk.ClientSession, context.Context, 
 // ctx is done. The sdk closes a closing connection on whichever goroutine retires its last
 // call, so a cancelled call can be held up by the session's HTTP DELETE; the caller must not
 // be. The session's teardown bounds the goroutine.
+//
+// The sdk's context follows ctx while the call waits, and not once it is answered: go-sdk reads
+// the rest of an event-stream answer on the request's context after it delivered the result,
+// and net/http keeps a connection only if its body was read to the end, so cancelling the call's
+// context as the caller returns closed the connection under the stream's last bytes, and the
+// next call dialled a new one. It is cancelled streamGrace later instead, which bounds a stream
+// a server keeps open after its answer.
 func callDetached(ctx context.Context, cs *sdk.ClientSession, tool string, args map[string]any) (*sdk.CallToolResult, error) {
 	type answer struct {
 		res *sdk.CallToolResult
 		err error
 	}
+	sdkCtx, sdkCancel := context.WithCancel(context.WithoutCancel(ctx))
+	follow := context.AfterFunc(ctx, sdkCancel)
 	answered := make(chan answer, 1)
 	go func() {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		res, err := cs.CallTool(sdkCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
 		answered <- answer{res, err}
 	}()
 	select {
 	case a := <-answered:
+		if follow() {
+			time.AfterFunc(streamGrace, sdkCancel)
+		}
 		return a.res, a.err
 	case <-ctx.Done():
 		select {
@@ -432,6 +467,9 @@ func callDetached(ctx context.Context, cs *sdk.ClientSession, tool string, args 
 		}
 	}
 }
+
+// streamGrace is how long an answered call's request may go on reading its event stream.
+const streamGrace = time.Second
 
 // sessionEndGrace is how long a failed call waits to see whether its session ended with it.
 const sessionEndGrace = 100 * time.Millisecond

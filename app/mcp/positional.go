@@ -61,7 +61,8 @@ type Positional struct {
 	allowed  bool
 	required []string
 	props    map[string]json.RawMessage
-	err      error // what reading the schema found wrong
+	onlyType string // the type of the one required property, when there is exactly one
+	err      error  // what reading the schema found wrong
 }
 
 // NewPositional reads row's input schema for Bind. allowed says whether the tool is named in its
@@ -69,6 +70,9 @@ type Positional struct {
 func NewPositional(row allowlist.Tool, allowed bool) Positional {
 	p := Positional{row: row, allowed: allowed}
 	p.required, p.props, p.err = positionalSchema(row.InputSchema)
+	if len(p.required) == 1 {
+		p.onlyType = positionalType(p.props[p.required[0]])
+	}
 	return p
 }
 
@@ -105,8 +109,7 @@ func (p Positional) Bind(tail string) (map[string]any, error) {
 	case !row.ReadOnly || row.Destructive || !p.allowed:
 		return nil, needsArgs("only a read-only tool named in allow_tools takes a spoken argument", required...)
 	}
-	name := required[0]
-	typ := positionalType(props[name])
+	name, typ := required[0], p.onlyType
 	if typ != "string" && typ != "number" && typ != "integer" {
 		return nil, needsArgs("the argument is not a plain string, number or integer", name)
 	}

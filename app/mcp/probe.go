@@ -81,7 +81,7 @@ func (s *supervisor) probe(sess *session, failed chan<- error) {
 func (s *supervisor) probeOnce(sess *session, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(sess.ctx, timeout)
 	defer cancel()
-	cs, err := s.prober.Connect(ctx, sess.via.transport, &sdk.ClientSessionOptions{ProtocolVersion: modernProtocol})
+	cs, err := s.prober().Connect(ctx, sess.via.transport, &sdk.ClientSessionOptions{ProtocolVersion: modernProtocol})
 	if err != nil {
 		return err
 	}

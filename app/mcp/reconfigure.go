@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"maven/app/config"
 )
@@ -44,16 +45,16 @@ type running struct {
 	done chan struct{}
 }
 
-// start runs s on a goroutine of its own, under Run's context. m.mu must be held, Run called and
-// Close not.
-func (m *Manager) start(s *supervisor) {
+// start runs s on a goroutine of its own, under Run's context, its first dial after
+// firstDialIn. m.mu must be held, Run called and Close not.
+func (m *Manager) start(s *supervisor, firstDialIn time.Duration) {
 	ctx, stop := context.WithCancel(m.runCtx)
 	r := &running{stop: stop, done: make(chan struct{})}
 	m.runs[s] = r
 	m.wg.Go(func() {
 		defer close(r.done)
 		defer stop()
-		s.run(ctx)
+		s.run(ctx, firstDialIn)
 	})
 }
 
@@ -160,7 +161,7 @@ func (m *Manager) Reconfigure(servers map[string]config.Server) Reconfigured {
 	m.servers.Store(next)
 	if m.started && !m.closed {
 		for _, s := range started {
-			m.start(s)
+			m.start(s, 0)
 		}
 	}
 	return res

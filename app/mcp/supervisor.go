@@ -39,9 +39,9 @@ type supervisor struct {
 	needsSecrets  bool
 	logger        *slog.Logger
 	client        *sdk.Client
-	prober        *sdk.Client   // asks a 2026-07-28 server whether it is there (probe.go)
-	wake          chan struct{} // secrets or approvals changed
-	refreshWanted chan struct{} // a refresh is pending; with the one running, at most two
+	prober        func() *sdk.Client // made at the first probe (probe.go): most servers are never probed
+	wake          chan struct{}      // secrets or approvals changed
+	refreshWanted chan struct{}      // a refresh is pending; with the one running, at most two
 	// The command line of a stdio server and its digest (StdioCommand); "" for http and sse.
 	display, digest string
 	// sealedAuth is set while the server's OAuth sign-in is sealed in the vault: like a
@@ -96,16 +96,20 @@ func newSupervisor(m *Manager, name string, cfg config.Server) *supervisor {
 		s.st.State = StateLocked
 	}
 	s.client = s.newClient()
-	s.prober = s.probeClient()
+	s.prober = sync.OnceValue(s.probeClient)
 	return s
 }
 
-// run supervises the server until ctx is done: it waits until the server may be dialled
-// (readyToDial), then connects, and after a session ends decides when to try again.
-func (s *supervisor) run(ctx context.Context) {
+// run supervises the server until ctx is done: it waits firstDialIn (or until a wake), then
+// until the server may be dialled (readyToDial), then connects, and after a session ends
+// decides when to try again.
+func (s *supervisor) run(ctx context.Context, firstDialIn time.Duration) {
 	if s.cfg.Disabled {
 		s.set(StateDisabled, "")
 		return
+	}
+	if firstDialIn > 0 {
+		s.sleep(ctx, firstDialIn)
 	}
 	bo := backoff{min: s.m.opts.BackoffMin, max: s.m.opts.BackoffMax}
 	for ctx.Err() == nil {

@@ -82,8 +82,20 @@ type MCPCaller interface {
 	CallTool(ctx context.Context, server, tool string, args map[string]any) (Result, error)
 }
 
+// Limits checks a call's arguments against the owner's limits on its row (*limits.Service,
+// docs/design.md#rule-33).
+type Limits interface {
+	// Check returns an error wrapping limits.ErrOutside when args are outside the limits in
+	// force on row.
+	Check(ctx context.Context, row allowlist.Tool, args map[string]any) error
+}
+
 // Options tune an Executor; zero values take the defaults.
 type Options struct {
+	// Limits, when set, are checked once more before an MCP call is sent: every front end
+	// checks them first, with its own words, and this is the last line of defence, as the
+	// re-read of the row is. The daemon always sets it.
+	Limits Limits
 	// Timeout bounds every run, local or MCP (default DefaultTimeout). An MCP call's clock
 	// stops while its server waits for the owner's answer to a question (see Pause).
 	Timeout time.Duration
@@ -97,6 +109,7 @@ type Options struct {
 type Executor struct {
 	rows      Rows
 	mcp       MCPCaller
+	limits    Limits
 	timeout   time.Duration
 	maxOutput int
 	getenv    func(string) string
@@ -109,6 +122,7 @@ func New(rows Rows, mcp MCPCaller, opts Options) *Executor {
 	e := &Executor{
 		rows:      rows,
 		mcp:       mcp,
+		limits:    opts.Limits,
 		timeout:   opts.Timeout,
 		maxOutput: opts.MaxOutput,
 		getenv:    opts.Getenv,
@@ -130,7 +144,8 @@ func New(rows Rows, mcp MCPCaller, opts Options) *Executor {
 // its id, in the same step that runs it, and runs it only if it is still enabled
 // (ErrNotEnabled) and still the row the caller read, same fingerprint and command
 // (ErrChanged). A row disabled or redefined an instant after a caller (a cached matcher entry,
-// a pending confirm) read it never runs. It sends an MCP row to the MCPCaller and runs anything
+// a pending confirm) read it never runs. An MCP call outside the owner's limits on its row is
+// refused unsent (Options.Limits). It sends an MCP row to the MCPCaller and runs anything
 // else as a local argv. A non-zero exit or an MCP error result is not a Go error: it is
 // reported in Result.IsError. On ErrTimeout, or when ctx is done, the Result holds whatever
 // output arrived before the kill.
@@ -183,6 +198,11 @@ func (e *Executor) execMCP(ctx context.Context, row allowlist.Tool, args map[str
 	}
 	if args == nil {
 		args = map[string]any{}
+	}
+	if e.limits != nil {
+		if err := e.limits.Check(ctx, row, args); err != nil {
+			return Result{}, fmt.Errorf("tool %q: mcp %s/%s: %w", row.Name, server, tool, err)
+		}
 	}
 	// The clock stops while the server waits for the owner's answer to a question (Pause).
 	tctx, cancel := WithTimeout(ctx, e.timeout)

@@ -11,17 +11,24 @@ import (
 	"unicode"
 
 	"maven/app/allowlist"
+	"maven/app/limits"
 	"maven/app/phrases"
 )
 
 // maxTries is how often one missing value is asked for before the question is dropped.
 const maxTries = 3
 
-// complete checks that args (bound so far) cover what the tool requires. wrong lists
-// properties whose words did not fit, asked for again first (why says how they did not fit).
+// complete checks that args (bound so far, and the values the owner fixed) cover what the tool
+// requires. wrong lists properties whose words did not fit their type or the owner's limit,
+// asked for again first (why says how they did not fit).
 // A required property voice cannot fill is refused; one it can is asked for; with nothing
 // missing, the tool runs or is confirmed.
 func (s *Service) complete(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, args map[string]any, wrong []string, why error, now time.Time) Reply {
+	in, err := s.limitsOf(ctx, row)
+	if err != nil {
+		return s.failed(ctx, row, req, err)
+	}
+	args = withFixed(args, in)
 	say := capitalize(spokenName(row))
 	if len(schema.Undescribed) > 0 {
 		r := Reply{Speech: fmt.Sprintf("%s requires an argument its description does not explain, so I will not guess it.", say),
@@ -48,14 +55,14 @@ func (s *Service) complete(ctx context.Context, req Request, row allowlist.Tool,
 		return r
 	}
 	if len(missing) > 0 {
-		return s.ask(ctx, req, row, schema, &pending{asking: true, args: args, missing: missing}, why, now)
+		return s.ask(ctx, req, row, schema, &pending{asking: true, args: args, missing: missing}, why, in, now)
 	}
 	return s.proceed(ctx, req, row, schema, args, now)
 }
 
-// ask puts the question for p.missing[0] to the owner; the next utterance of the conversation
-// answers it (fill).
-func (s *Service) ask(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, p *pending, why error, now time.Time) Reply {
+// ask puts the question for p.missing[0] to the owner, offering only the values the owner's
+// limits on row (in) allow; the next utterance of the conversation answers it (fill).
+func (s *Service) ask(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, p *pending, why error, in *limits.Active, now time.Time) Reply {
 	p.conversation, p.toolID, p.fingerprint, p.updatedAt = req.Conversation, row.ID, row.Fingerprint, row.UpdatedAt
 	p.expires = now.Add(s.opts.ConfirmWindow)
 	key, err := argsKey(p.args)
@@ -63,10 +70,13 @@ func (s *Service) ask(ctx context.Context, req Request, row allowlist.Tool, sche
 		return s.failed(ctx, row, req, err)
 	}
 	p.argsKey = key
-	speech := question(schema.Props[p.missing[0]])
+	speech := question(allowedOnly(schema.Props[p.missing[0]], in))
 	var ce *phrases.CoerceError
-	if errors.As(why, &ce) {
+	switch {
+	case errors.As(why, &ce):
 		speech = fmt.Sprintf("%s must be %s. %s", capitalize(spokenWords(ce.Property)), ce.Want, speech)
+	case limitSpeech(why) != "":
+		speech = limitSpeech(why) + " " + speech
 	}
 	p.question = Reply{Speech: speech, Outcome: OutcomeAsk, ExpectsReply: true, Tool: row.Name}
 	s.convs.put(p)
@@ -136,8 +146,8 @@ func definite(d string) string {
 	return "the " + d
 }
 
-// fill reads an answer to a question for a missing value. A value that does not fit is asked
-// for again, up to maxTries times.
+// fill reads an answer to a question for a missing value. A value that does not fit its type,
+// or the owner's limit, is asked for again, up to maxTries times.
 func (s *Service) fill(ctx context.Context, p *pending, req Request, now time.Time) Reply {
 	row, err := s.d.Rows.Get(ctx, p.toolID)
 	if r, void := s.checkPending(ctx, p, req, row, err, now); void {
@@ -147,19 +157,26 @@ func (s *Service) fill(ctx context.Context, p *pending, req Request, now time.Ti
 	if err != nil {
 		return s.failed(ctx, row, req, err)
 	}
+	in, err := s.limitsOf(ctx, row)
+	if err != nil {
+		return s.failed(ctx, row, req, err)
+	}
 	name := p.missing[0]
 	if dismisses(req.Text, schema.Props[name]) {
 		s.record(ctx, row, req, OutcomeCancelled, nil, "")
 		return Reply{Speech: "Cancelled; nothing ran.", Outcome: OutcomeCancelled, Tool: row.Name}
 	}
 	v, err := phrases.Coerce(schema.Props[name], answerValue(req.Text))
+	if err == nil {
+		err = withinLimit(in, name, v)
+	}
 	if err != nil {
 		if p.tries+1 >= maxTries {
 			s.record(ctx, row, req, OutcomeCancelled, nil, "no fitting "+name)
 			return Reply{Speech: fmt.Sprintf("I still did not get %s, so nothing ran.", spokenWords(name)), Outcome: OutcomeCancelled, Tool: row.Name}
 		}
 		p.tries++
-		return s.ask(ctx, req, row, schema, p, err, now)
+		return s.ask(ctx, req, row, schema, p, err, in, now)
 	}
 	args := maps.Clone(p.args)
 	args[name] = v
@@ -254,11 +271,32 @@ func (s *Service) checkPending(ctx context.Context, p *pending, req Request, row
 	return Reply{}, false
 }
 
-// proceed runs a read-only row at once and asks before a destructive one, reading back every
-// argument and naming the properties that will be sent absent.
+// proceed refuses a call outside the owner's limits on row (nothing is sent), runs a read-only
+// row at once, and a destructive one within limits the owner let run without asking; it asks
+// before any other destructive one, reading back every argument and naming the properties
+// that will be sent absent.
 func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, schema phrases.Schema, args map[string]any, now time.Time) Reply {
-	if !row.Destructive {
+	in, err := s.limitsOf(ctx, row)
+	if err != nil {
+		return s.failed(ctx, row, req, err)
+	}
+	args = withFixed(args, in)
+	if in != nil {
+		if err := in.Check(args); err != nil {
+			said := limitSpeech(err)
+			if said == "" {
+				said = "its limits cannot be read."
+			}
+			r := Reply{Speech: fmt.Sprintf("I did not run %s: %s", spokenName(row), said), Outcome: OutcomeRefused, Tool: row.Name}
+			s.record(ctx, row, req, r.Outcome, args, err.Error())
+			return r
+		}
+	}
+	if !row.Destructive || in != nil && in.Set.RunUnasked {
 		return s.run(ctx, row, req, args)
+	}
+	if row.OnPhone() {
+		return s.onPhone(ctx, req, row, schema, args)
 	}
 	key, err := argsKey(args)
 	if err != nil {

@@ -3,6 +3,7 @@ package voice_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"maven/app/allowlist"
 	"maven/app/mcp/mcptest"
 	"maven/app/runner"
 	"maven/app/voice"
@@ -101,4 +103,80 @@ func BenchmarkFillerWords(b *testing.B) {
 	b.ReportMetric(float64(sm.Microseconds()), "n-median-µs")
 	b.ReportMetric(float64(lm.Microseconds()), "4n-median-µs")
 	b.ReportMetric(float64(lm)/float64(sm), "4n/n-ratio")
+}
+
+// BenchmarkTurnLayers times, interleaved in one loop, the same call four ways, each through one
+// layer more: a direct go-sdk CallTool, the MCP manager's CallTool, the runner's Exec and a whole
+// voice turn; it reports each one's median, so that what each layer adds can be read off
+// (bench/README.md).
+func BenchmarkTurnLayers(b *testing.B) {
+	ctx := context.Background()
+	live := newLiveTool(b, "tasks", mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks",
+		InputSchema: json.RawMessage(stringSchema), ReadOnly: true, Echo: true}, "search_tasks")
+	run := runner.New(live.rows, live.manager, runner.Options{})
+	turns := voice.New(voice.Deps{Rows: live.rows, Binder: live.manager, Runner: run, Lock: &lockFlag{}},
+		voice.Options{Logger: slog.New(slog.DiscardHandler), TurnsPerSecond: 1e9, Burst: 1e9})
+	defer turns.Close()
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
+	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: live.url}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	args := map[string]any{"query": "milk"}
+	layers := []struct {
+		name string
+		call func() error
+	}{
+		{"direct", func() error {
+			_, err := direct.CallTool(ctx, &sdk.CallToolParams{Name: "search_tasks", Arguments: args})
+			return err
+		}},
+		{"manager", func() error { _, err := live.manager.CallTool(ctx, "tasks", "search_tasks", args); return err }},
+		{"runner", func() error { _, err := run.Exec(ctx, live.row, args); return err }},
+		{"turn", func() error {
+			if r := turns.Turn(ctx, voice.Request{Conversation: "bench", Text: "search tasks milk"}); r.Outcome != voice.OutcomeRan {
+				return fmt.Errorf("voice turn: %+v", r)
+			}
+			return nil
+		}},
+	}
+	times := make([][]time.Duration, len(layers))
+	for i := 0; b.Loop(); i++ {
+		for j := range layers {
+			k := (i + j) % len(layers) // each layer goes first in turn
+			start := time.Now()
+			if err := layers[k].call(); err != nil {
+				b.Fatal(err)
+			}
+			times[k] = append(times[k], time.Since(start))
+		}
+	}
+	for k, l := range layers {
+		b.ReportMetric(float64(quantile(times[k], 0.5).Microseconds()), l.name+"-median-µs")
+	}
+}
+
+// instantRunner answers every run at once with the JSON a search returns, so that a turn's own
+// work is all that is timed.
+type instantRunner struct{}
+
+func (instantRunner) Exec(context.Context, allowlist.Tool, map[string]any) (runner.Result, error) {
+	return runner.Result{Output: `{"query":"milk"}`}, nil
+}
+
+// BenchmarkTurnAlone is a turn's own work (hearing, matching, binding, recording, the goroutine
+// its call runs on and the reply), its run answered at once.
+func BenchmarkTurnAlone(b *testing.B) {
+	ctx := context.Background()
+	live := newLiveTool(b, "tasks", mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks",
+		InputSchema: json.RawMessage(stringSchema), ReadOnly: true, Echo: true}, "search_tasks")
+	turns := voice.New(voice.Deps{Rows: live.rows, Binder: live.manager, Runner: instantRunner{}, Lock: &lockFlag{}},
+		voice.Options{Logger: slog.New(slog.DiscardHandler), TurnsPerSecond: 1e9, Burst: 1e9})
+	defer turns.Close()
+	for b.Loop() {
+		if r := turns.Turn(ctx, voice.Request{Conversation: "bench", Text: "search tasks milk"}); r.Outcome != voice.OutcomeRan {
+			b.Fatalf("voice turn: %+v", r)
+		}
+	}
 }

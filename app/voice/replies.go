@@ -13,6 +13,7 @@ import (
 
 	"maven/app/activity"
 	"maven/app/allowlist"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/phrases"
 	"maven/app/runner"
@@ -214,6 +215,9 @@ func failureReason(err error) string {
 		return "it changed a moment ago; say it again"
 	case errors.Is(err, runner.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "it took too long"
+	case errors.Is(err, limits.ErrOutside):
+		// The limits changed between the confirm and the run: nothing was sent.
+		return "it is outside your limits now; " + strings.TrimSuffix(limitSpeech(err), ".")
 	}
 	return "something went wrong; the daemon log says what"
 }

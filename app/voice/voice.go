@@ -128,15 +128,18 @@ type Recorder interface {
 	Append(ctx context.Context, events ...activity.Event) error
 }
 
-// Deps are the services a voice turn uses. Phrases and Activity may be nil: no phrases, and
-// turns go unrecorded (tests that are about something else).
+// Deps are the services a voice turn uses. Phrases, Limits, Activity and Pending may be nil:
+// no phrases, no limits, turns go unrecorded, and a row set to confirm on the phone is refused
+// (tests that are about something else).
 type Deps struct {
 	Rows     Rows
 	Binder   Binder
 	Runner   Runner
 	Lock     LockState
 	Phrases  Phrases
+	Limits   Limits
 	Activity Recorder
+	Pending  Pending
 }
 
 // Options tune the service; zero values take the defaults.
@@ -364,11 +367,18 @@ func (s *Service) byPhrase(ctx context.Context, idx *index, req Request, words [
 		s.recordNoRow(ctx, req, r.Outcome, "phrase fits several tools")
 		return r, true
 	}
+	in, err := s.limitsOf(ctx, best.row)
+	if err != nil {
+		return s.failed(ctx, best.row, req, err), true
+	}
 	args := map[string]any{}
 	var wrong []string
 	var why error
 	for _, name := range slices.Sorted(maps.Keys(bestMatch.Values)) {
 		v, err := phrases.Coerce(best.schema.Props[name], bestMatch.Values[name])
+		if err == nil {
+			err = withinLimit(in, name, v)
+		}
 		if err != nil {
 			wrong = append(wrong, name)
 			if why == nil {

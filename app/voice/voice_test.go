@@ -14,6 +14,7 @@ import (
 	"maven/app/allowlist"
 	"maven/app/auth"
 	"maven/app/auth/authtest"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/phrases"
 	"maven/app/runner"
@@ -67,6 +68,7 @@ type world struct {
 	t       testing.TB
 	svc     *allowlist.Service
 	phrases *phrases.Service
+	limits  *limits.Service
 	feed    *activity.Log
 	voice   *voice.Service
 	runner  *fakeRunner
@@ -90,6 +92,7 @@ func newWorld(t testing.TB) *world {
 		runner: &fakeRunner{}, lock: &lockFlag{}, clock: clock, ids: map[string]int64{},
 		allowed: allowBinder{"search_tasks": true, "delete_task": true, "get_task": true}}
 	w.phrases = phrases.NewService(db.NewPhrasesStore(bdb), w.svc, clock.Now)
+	w.limits = limits.NewService(db.NewLimitsStore(bdb), w.svc, clock.Now)
 	add := func(server, tool, schema string, readOnly bool) {
 		p := allowlist.Proposal{Name: server + "_" + tool, Cmd: []string{"mcp", server, tool}, Scope: allowlist.MCPScope(server),
 			ReadOnly: readOnly, Destructive: !readOnly, InputSchema: json.RawMessage(schema), Fingerprint: "sha256:" + tool,
@@ -116,7 +119,7 @@ func (w *world) newVoice(opts voice.Options) *voice.Service {
 	opts.Now = w.clock.Now
 	opts.TurnsPerSecond, opts.Burst = 1e6, 1e6
 	v := voice.New(voice.Deps{Rows: w.svc, Binder: w.allowed,
-		Runner: w.runner, Lock: w.lock, Phrases: w.phrases, Activity: w.feed}, opts)
+		Runner: w.runner, Lock: w.lock, Phrases: w.phrases, Limits: w.limits, Activity: w.feed}, opts)
 	w.t.Cleanup(v.Close)
 	return v
 }

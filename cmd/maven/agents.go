@@ -17,8 +17,8 @@ import (
 // runs; a client's new tools or its revocation reach its agents at once (OnChange).
 func (s *services) openAgents(ctx context.Context, st startup) error {
 	var err error
-	if s.agents, err = agents.New(agents.Deps{Rows: s.tools, Runner: s.runner, Allow: s.mcp, Lock: s.vault,
-		Clients: clientPolicies{s.clients}, Activity: callCounter{s.events, s.clients}},
+	if s.agents, err = agents.New(agents.Deps{Rows: s.tools, Runner: s.runner, Allow: s.mcp, Limits: s.limits, Lock: s.vault,
+		Clients: clientPolicies{s.clients}, Activity: callCounter{s.events, s.clients}, Pending: s.pending},
 		agents.Options{Logger: st.log, Version: version}); err != nil {
 		return err
 	}

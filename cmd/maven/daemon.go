@@ -18,8 +18,10 @@ import (
 	"maven/app/clients"
 	"maven/app/config"
 	"maven/app/ipc"
+	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/pending"
 	"maven/app/reveal"
 	"maven/app/vault"
 )
@@ -35,6 +37,7 @@ type daemon struct {
 	reload   *reloader
 	commands *approval.Service // stdio command lines and their approvals
 	tools    *allowlist.Service
+	limits   *limits.Service // the owner's limits on the rows' arguments, which `tools` shows
 	auth     *auth.Service
 	mcp      *mcp.Manager
 	vault    *vault.Gate
@@ -42,6 +45,8 @@ type daemon struct {
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
 	events        *activity.Log // what `events` reads
+	// pending are the calls waiting for the owner's approval: `approvals` lists them.
+	pending *pending.Service
 	// clients are the agents' clients: `maven client` adds, lists and revokes them.
 	clients *clients.Service
 	// problems are what the config holds that the daemon started despite.
@@ -55,7 +60,7 @@ type daemon struct {
 func (d *daemon) Locked() bool { return d.vault.Locked() }
 
 // ipcMethods is the whole IPC surface. There is deliberately no method that enables or calls a
-// tool: those need the owner's passkey on the web page.
+// tool, or approves a pending call: those need the owner's passkey on the web page.
 func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 	return map[string]ipc.HandlerFunc{
 		"status":               d.ipcStatus,
@@ -71,6 +76,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"secret_list":          d.ipcSecretList,
 		"backup":               d.ipcBackup,
 		"reload":               d.reload.ipcReload,
+		"approvals":            d.ipcApprovals,
 		"clients":              d.ipcClients,
 		"client_add":           d.ipcClientAdd,
 		"client_revoke":        d.ipcClientRevoke,
@@ -89,6 +95,32 @@ type toolResult struct {
 	Fingerprint *string   `json:"fingerprint"`
 	Provenance  string    `json:"provenance"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// Limits are the owner's limits on its arguments, when any were saved
+	// (docs/design.md#rule-33).
+	Limits *toolLimits `json:"limits,omitempty"`
+}
+
+// toolLimits are a row's saved limits as `tools` shows them: each limited property's JSON
+// Schema keywords, whether calls within them run without asking, whether they are in force
+// (a redefinition voids them), the fingerprint they were saved for, when and by whom.
+type toolLimits struct {
+	Properties       map[string]map[string]any `json:"properties"`
+	RunWithoutAsking bool                      `json:"run_without_asking"`
+	InForce          bool                      `json:"in_force"`
+	Fingerprint      string                    `json:"fingerprint"`
+	SavedAt          time.Time                 `json:"saved_at"`
+	SavedBy          string                    `json:"saved_by"`
+}
+
+// withLimits is r with t's saved limits.
+func (r toolResult) withLimits(t allowlist.Tool, saved limits.Saved) toolResult {
+	props := make(map[string]map[string]any, len(saved.Set.Props))
+	for name, l := range saved.Set.Props {
+		props[name] = l.Keywords()
+	}
+	r.Limits = &toolLimits{Properties: props, RunWithoutAsking: saved.Set.RunUnasked, InForce: saved.InForce(t),
+		Fingerprint: saved.Fingerprint, SavedAt: saved.SavedAt, SavedBy: saved.SavedBy}
+	return r
 }
 
 func toToolResult(t allowlist.Tool) toolResult {
@@ -122,9 +154,21 @@ func (d *daemon) ipcTools(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	saved, err := d.limits.Limits(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]toolResult, len(rows))
 	for i, r := range rows {
 		out[i] = toToolResult(r)
+		// A save of no limits cleared them: nothing to show.
+		if l, ok := saved[r.ID]; ok && !l.Set.Empty() {
+			out[i] = out[i].withLimits(r, l)
+		}
 	}
 	return out, nil
 }

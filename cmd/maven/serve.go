@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -100,6 +99,10 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 	defer svc.close()
+	// The first setup link is made before the IPC socket answers, so that a `maven setup-link`
+	// run as soon as the daemon starts makes the newer link, not one this voids (a new link
+	// voids the last: docs/design.md#rule-20).
+	firstLink := firstSetupLink(ctx, svc.auth, logger)
 	ipcServer, err := startIPC(ctx, svc.daemon)
 	if err != nil {
 		return err
@@ -117,9 +120,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	go svc.reload.onHangup(ctx, hup)
 	logger.Info("listening", "addr", svc.listen, "data", flags.dataDir, "version", readBuildInfo().String())
 	logStart(logger, flags, fromFile, cfg, svc.listen)
-	if err := printFirstSetupLink(ctx, svc.auth, logger); err != nil {
-		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
-	}
+	announceSetupLink(logger, svc.auth, firstLink)
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
@@ -172,8 +173,10 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		VoiceTokens:    svc.tokens,
 		Guides:         svc.voice,
 		Phrases:        svc.book,
+		Limits:         svc.limits,
 		Activity:       svc.events,
 		Notifications:  svc.notify,
+		Approvals:      svc.pending,
 		Metrics:        svc.registry,
 		MetricsTokens:  svc.metricsTokens,
 		MetricsGauges:  svc.gauges,
@@ -227,20 +230,30 @@ func stopHTTP(srv *http.Server, logger *slog.Logger) {
 	logger.Info("stopped")
 }
 
-// printFirstSetupLink logs a one-time setup link while no passkey is registered, so the first
-// start tells the owner where to begin.
-func printFirstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.Logger) error {
+// firstSetupLink is a one-time setup link while no passkey is registered (else nil), so that the
+// first start tells the owner where to begin.
+func firstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.Logger) *auth.SetupLink {
 	has, err := owner.HasPasskeys(ctx)
-	if err != nil || has {
-		return err
+	if err == nil && has {
+		return nil
 	}
-	link, err := owner.NewSetupLink(ctx, "system")
+	var link auth.SetupLink
+	if err == nil {
+		link, err = owner.NewSetupLink(ctx, "system")
+	}
 	if err != nil {
-		return err
+		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
+		return nil
 	}
-	logger.Info("no passkey is registered yet: open this one-time setup link to register one (valid 15 minutes, works once; 'maven setup-link' prints a new one)",
-		"url", owner.SetupURL(link), "expires", link.ExpiresAt.UTC().Format(time.RFC3339))
-	return nil
+	return &link
+}
+
+// announceSetupLink logs the first setup link, if there is one.
+func announceSetupLink(logger *slog.Logger, owner *auth.Service, link *auth.SetupLink) {
+	if link != nil {
+		logger.Info("no passkey is registered yet: open this one-time setup link to register one (valid 15 minutes, works once; 'maven setup-link' prints a new one)",
+			"url", owner.SetupURL(*link), "expires", link.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 }
 
 // secureCookies reports whether the browser reaches Maven over HTTPS: served with tls_cert, or
@@ -305,21 +318,6 @@ func credentialTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.IdleConnTimeout = 0
 	return t
-}
-
-// releaseAfterLock collects what a lock freed, over the seconds the sessions that used secrets
-// take to close (on their own goroutines; a graceful close waits a few seconds at most). The
-// idle connections of credentials (credentialTransport) keep their last request and response,
-// Authorization header and tokens, in their buffers, so they are closed. Each pass first
-// collects what the ones before closed, so that clobberfree (see clobberFreed) overwrites it
-// and whole pages go back to the kernel. It never blocks the lock.
-func releaseAfterLock(credentials *http.Transport) {
-	for _, after := range []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second, 15 * time.Second, 25 * time.Second} {
-		time.AfterFunc(after, func() {
-			debug.FreeOSMemory()
-			credentials.CloseIdleConnections()
-		})
-	}
 }
 
 // runUntilStopped runs fn on a goroutine of its own, and returns what stops it: that cancels

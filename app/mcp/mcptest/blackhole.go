@@ -1,8 +1,10 @@
 package mcptest
 
 import (
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -10,11 +12,23 @@ import (
 // endpoint a dial must not wait for. They, and the connections they took, close when the test
 // ends.
 func BlackHoles(tb testing.TB, n int) []string {
+	return NewBlackHoles(tb, n).Addrs
+}
+
+// BlackHoleSet is n black holes, which also count the connections open to them: one that
+// reads what a client sends, and never answers, until the client closes it.
+type BlackHoleSet struct {
+	Addrs []string
+	open  atomic.Int64
+}
+
+// NewBlackHoles starts n black holes (see BlackHoles).
+func NewBlackHoles(tb testing.TB, n int) *BlackHoleSet {
 	tb.Helper()
 	var (
 		mu    sync.Mutex
 		conns []net.Conn
-		addrs []string
+		set   = &BlackHoleSet{}
 	)
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -31,9 +45,14 @@ func BlackHoles(tb testing.TB, n int) []string {
 				mu.Lock()
 				conns = append(conns, c)
 				mu.Unlock()
+				set.open.Add(1)
+				go func() {
+					_, _ = io.Copy(io.Discard, c) // until the client closes it
+					set.open.Add(-1)
+				}()
 			}
 		}()
-		addrs = append(addrs, ln.Addr().String())
+		set.Addrs = append(set.Addrs, ln.Addr().String())
 	}
 	tb.Cleanup(func() {
 		mu.Lock()
@@ -42,5 +61,8 @@ func BlackHoles(tb testing.TB, n int) []string {
 			c.Close()
 		}
 	})
-	return addrs
+	return set
 }
+
+// Open is how many connections to the black holes their clients have not closed.
+func (s *BlackHoleSet) Open() int { return int(s.open.Load()) }
