@@ -361,16 +361,21 @@ func changedSince(row allowlist.Tool, cur Declared) []string {
 type listDigest [sha256.Size]byte
 
 func digestOf(listed map[string]listedTool) listDigest {
-	h := sha256.New()
-	for _, name := range slices.Sorted(maps.Keys(listed)) {
-		// Each is its length, then itself: no two lists write the same bytes.
-		for _, s := range []string{name, listed[name].Fingerprint} {
-			var n [binary.MaxVarintLen64]byte
-			h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-			h.Write([]byte(s))
-		}
+	type entry struct{ name, fingerprint string }
+	entries := make([]entry, 0, len(listed))
+	size := 0
+	for name, lt := range listed {
+		entries = append(entries, entry{name, lt.Fingerprint})
+		size += len(name) + len(lt.Fingerprint) + 2*binary.MaxVarintLen64
 	}
-	var d listDigest
-	h.Sum(d[:0])
-	return d
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	// Each string is its length, then itself: no two lists write the same bytes.
+	b := make([]byte, 0, size)
+	for _, e := range entries {
+		b = binary.AppendUvarint(b, uint64(len(e.name)))
+		b = append(b, e.name...)
+		b = binary.AppendUvarint(b, uint64(len(e.fingerprint)))
+		b = append(b, e.fingerprint...)
+	}
+	return sha256.Sum256(b)
 }
