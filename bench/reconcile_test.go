@@ -104,17 +104,34 @@ func benchReconcile(t testing.TB, lists [][]*sdk.Tool, read func(*sql.DB)) recon
 }
 
 // floorWrites are what a first reconcile wrote, server by server: each tool row's columns and
-// each audit event's, as stored.
+// each audit event's, as stored, and the names of those columns (every column of tools and of
+// tool_events but their ids).
 type floorWrites struct {
-	rows, events [][][]any
+	rows, events              [][][]any
+	toolColumns, eventColumns []string
 }
 
-// The tables of the floor: the columns of tools and tool_events, and nothing else (no
-// constraint, index, trigger or search index).
-const (
-	floorToolColumns  = "name, cmd, scope, state, destructive, read_only, description, input_schema, fingerprint, declared, previous_declared, changed_fields, rename_of, source, provenance, created_at, updated_at, enabled_at, enabled_by"
-	floorEventColumns = "tool_id, at, actor, action, detail"
-)
+// columnsOf names the columns of table but id.
+func columnsOf(t testing.TB, sdb *sql.DB, table string) []string {
+	t.Helper()
+	rows, err := sdb.Query("SELECT name FROM pragma_table_info(?) WHERE name != 'id' ORDER BY cid", table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil || len(names) == 0 {
+		t.Fatalf("the columns of %s: %v %v", table, names, err)
+	}
+	return names
+}
 
 // readFloorWrites reads back, from a database a first reconcile wrote, the rows and events of
 // each server, in the order of lists.
@@ -144,10 +161,10 @@ func readFloorWrites(t testing.TB, sdb *sql.DB, servers int) floorWrites {
 		}
 		return out
 	}
-	tools := read("SELECT scope, "+floorToolColumns+" FROM tools ORDER BY id", 19)
-	events := read("SELECT t.scope, "+strings.ReplaceAll("e."+floorEventColumns, ", ", ", e.")+
-		" FROM tool_events e JOIN tools t ON t.id = e.tool_id ORDER BY e.id", 5)
-	var w floorWrites
+	w := floorWrites{toolColumns: columnsOf(t, sdb, "tools"), eventColumns: columnsOf(t, sdb, "tool_events")}
+	tools := read("SELECT scope, "+strings.Join(w.toolColumns, ", ")+" FROM tools ORDER BY id", len(w.toolColumns))
+	events := read("SELECT t.scope, e."+strings.Join(w.eventColumns, ", e.")+
+		" FROM tool_events e JOIN tools t ON t.id = e.tool_id ORDER BY e.id", len(w.eventColumns))
 	for s := range servers {
 		scope := allowlist.MCPScope(serverName(s))
 		if len(tools[scope]) != 100 || len(events[scope]) != 100 {
@@ -168,21 +185,21 @@ func benchReconcileFloor(t testing.TB, w floorWrites) time.Duration {
 	defer closeDB()
 	sdb := bdb.DB
 	for _, stmt := range []string{
-		"CREATE TABLE floor_tools (id INTEGER PRIMARY KEY, " + floorToolColumns + ")",
-		"CREATE TABLE floor_events (id INTEGER PRIMARY KEY, " + floorEventColumns + ")",
+		"CREATE TABLE floor_tools (id INTEGER PRIMARY KEY, " + strings.Join(w.toolColumns, ", ") + ")",
+		"CREATE TABLE floor_events (id INTEGER PRIMARY KEY, " + strings.Join(w.eventColumns, ", ") + ")",
 	} {
 		if _, err := sdb.ExecContext(ctx, stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
-	prepare := func(table, columns string, arity int) *sql.Stmt {
-		s, err := sdb.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (?%s)", table, columns, strings.Repeat(", ?", arity-1)))
+	prepare := func(table string, columns []string) *sql.Stmt {
+		s, err := sdb.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (?%s)", table, strings.Join(columns, ", "), strings.Repeat(", ?", len(columns)-1)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	insertTool, insertEvent := prepare("floor_tools", floorToolColumns, 19), prepare("floor_events", floorEventColumns, 5)
+	insertTool, insertEvent := prepare("floor_tools", w.toolColumns), prepare("floor_events", w.eventColumns)
 	defer insertTool.Close()
 	defer insertEvent.Close()
 	start := time.Now()

@@ -112,6 +112,7 @@ func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
 	}
 	d.InputSchema = schema
 	var out bytes.Buffer
+	out.Grow(len(d.Name) + len(d.Description) + len(schema) + 96) // the keys, quotes and escapes beside
 	// The fields are in JCS order already, their keys ASCII, and the schema canonical.
 	out.WriteByte('{')
 	for i, f := range declaredFields {
@@ -124,7 +125,11 @@ func fingerprintCanonical(d Declared, schema []byte) (Shape, error) {
 	}
 	out.WriteByte('}')
 	sum := sha256.Sum256(out.Bytes())
-	return Shape{Declared: d, Canonical: out.String(), Fingerprint: "sha256:" + hex.EncodeToString(sum[:])}, nil
+	const prefix = "sha256:"
+	var fp [len(prefix) + 2*sha256.Size]byte
+	copy(fp[:], prefix)
+	hex.Encode(fp[len(prefix):], sum[:])
+	return Shape{Declared: d, Canonical: out.String(), Fingerprint: string(fp[:])}, nil
 }
 
 func canonicalSchema(raw json.RawMessage) ([]byte, error) {

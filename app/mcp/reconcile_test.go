@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -353,5 +354,32 @@ func TestListedFingerprintMatchesFingerprint(t *testing.T) {
 	}
 	if got := f.row(t, "s", "t").Fingerprint; got != want.Fingerprint {
 		t.Fatalf("stored %s, Fingerprint says %s", got, want.Fingerprint)
+	}
+}
+
+// TestReconcilerRemembersLittleOfAList: what the reconciler keeps of each server's list, to
+// know an unchanged one again, is a digest, not the list: reconciling 50 servers of 100 tools
+// leaves it holding under 4 KiB a server (their names and fingerprints were 13 KiB).
+func TestReconcilerRemembersLittleOfAList(t *testing.T) {
+	f := newFixture(t)
+	tools := benchTools(100)
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	rec := mcp.NewToolReconciler(f.svc, time.Now, slog.New(slog.DiscardHandler))
+	const servers = 50
+	for s := range servers {
+		if err := rec.Reconcile(context.Background(), fmt.Sprintf("s%02d", s), tools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	with := heap()
+	runtime.KeepAlive(rec) // and no further: the collection below takes it
+	without := heap()
+	if with > without && with-without > servers*4<<10 {
+		t.Fatalf("the reconciler holds %d KiB for %d servers", (with-without)>>10, servers)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -14,6 +15,10 @@ import (
 const version = "0.1.0-dev"
 
 func main() {
+	// Nothing reads this process's heap profile (the daemon is not dumpable and serves no
+	// pprof): sampling allocations for it costs time, and its buckets 1.4 MiB once a daemon has
+	// discovered 100 servers.
+	runtime.MemProfileRate = 0
 	if err := clobberFreed(os.Args[1:], os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "maven:", err)
 		os.Exit(1)

@@ -66,6 +66,7 @@ var ErrNotDecoded = errorf("not a decoded JSON value")
 // lone surrogates, so it need not be encoded and parsed again.
 func CanonicalizeValue(v any) ([]byte, error) {
 	var out bytes.Buffer
+	out.Grow(512) // a tool's input schema fits, in one allocation
 	if err := write(&out, v, 0); err != nil {
 		return nil, err
 	}
@@ -237,34 +238,42 @@ func write(out *bytes.Buffer, v any, depth int) error {
 		}
 		out.WriteByte(']')
 	case map[string]any:
-		obj := make(object, 0, len(v))
+		// The members of a small object sort in place here, without an allocation of their own.
+		var small [16]member
+		obj := small[:0]
 		for k, e := range v {
 			if !utf8.ValidString(k) {
 				return errorf("invalid UTF-8")
 			}
 			obj = append(obj, member{k, e})
 		}
-		return write(out, obj, depth)
+		return writeObject(out, obj, depth)
 	case object:
-		slices.SortFunc(v, func(a, b member) int { return CompareUTF16(a.key, b.key) })
-		out.WriteByte('{')
-		for i, m := range v {
-			if i > 0 {
-				if v[i-1].key == m.key {
-					return errorf("duplicate object key %q", m.key)
-				}
-				out.WriteByte(',')
-			}
-			WriteString(out, m.key)
-			out.WriteByte(':')
-			if err := write(out, m.val, depth+1); err != nil {
-				return err
-			}
-		}
-		out.WriteByte('}')
+		return writeObject(out, v, depth)
 	default:
 		return fmt.Errorf("%w: %T", ErrNotDecoded, v)
 	}
+	return nil
+}
+
+// writeObject writes the members of an object, sorted as JCS sorts them (in place).
+func writeObject(out *bytes.Buffer, members []member, depth int) error {
+	slices.SortFunc(members, func(a, b member) int { return CompareUTF16(a.key, b.key) })
+	out.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			if members[i-1].key == m.key {
+				return errorf("duplicate object key %q", m.key)
+			}
+			out.WriteByte(',')
+		}
+		WriteString(out, m.key)
+		out.WriteByte(':')
+		if err := write(out, m.val, depth+1); err != nil {
+			return err
+		}
+	}
+	out.WriteByte('}')
 	return nil
 }
 

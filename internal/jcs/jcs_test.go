@@ -1,6 +1,7 @@
 package jcs
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -131,4 +132,22 @@ func FuzzCompareUTF16(f *testing.F) {
 			t.Fatalf("CompareUTF16(%q, %q) = %d, UTF-16 order says %d", a, b, got, want)
 		}
 	})
+}
+
+// TestCanonicalizingASchemaAllocatesOnce: a decoded input schema is written into one buffer,
+// its objects' members sorted where they lie, with no allocation for each object: every tool of
+// every list is canonicalised again at each refresh.
+func TestCanonicalizingASchemaAllocatesOnce(t *testing.T) {
+	var schema any
+	if err := json.Unmarshal([]byte(`{"type":"object","properties":{"id":{"type":"integer","description":"The task's id"},`+
+		`"title":{"type":"string","description":"A new title"},"project":{"type":"string"}},"required":["id"]}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := CanonicalizeValue(schema); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 1 {
+		t.Fatalf("%v allocations to canonicalise a schema of four objects, want 1", n)
+	}
 }
