@@ -73,12 +73,13 @@ func TestBenchReport(t *testing.T) {
 		{"boot", "boot to ready, 0 vs 100 black-holed servers", reportBoot},
 		{"unlock", "unlock answer, 0 vs 100 black-holed servers", reportUnlock},
 		{"voice", "voice turn vs direct CallTool", reportVoice},
-		{"tools", "/tools with 5,000 rows", reportTools},
-		{"reconcile", "reconcile of 100 servers × 100 tools", reportReconcile},
-		{"memory", "resident memory after discovering 10 servers × 100 tools", reportMemory},
+		{"tools", "/tools search over 50,000 rows vs 5,000 and vs GET /healthz", reportTools},
+		{"reconcile", "reconcile of 100 servers × 100 tools vs its floor", reportReconcile},
+		{"memory", "resident memory with 0, 10 and 100 servers of 100 tools, and 100 of one", reportMemory},
 		{"churn", "two hostile servers of 100 tools: one redefines them, one renames them, every 200 ms, for 60 s", reportChurn},
 		{"listen", "a 2026-07-28 server's list change to the row back in proposed, over HTTP and stdio", reportListen},
 		{"agents", "agents through /mcp: a call, tools/list of 1,000 rows, a list change, 100 sessions, boot and unlock", reportAgents},
+		{"approvals", "pending calls: made → push sent, approval → the agent's result, /approvals with 1,000 waiting", reportApprovals},
 	}
 	for i, f := range figures {
 		if run(f.name) {

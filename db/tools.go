@@ -41,6 +41,7 @@ type toolRow struct {
 	UpdatedAt        string         `bun:"updated_at"`
 	EnabledAt        sql.NullString `bun:"enabled_at"`
 	EnabledBy        sql.NullString `bun:"enabled_by"`
+	Confirm          string         `bun:"confirm"`
 }
 
 // eventRow is the bun model of the append-only tool_events table, with the repeats counted
@@ -83,7 +84,10 @@ func toRow(t *allowlist.Tool) (toolRow, error) {
 		Declared: nullString(t.Declared), PreviousDeclared: nullString(t.PreviousDeclared),
 		RenameOf: nullString(t.RenameOf), Source: t.Source, Provenance: t.Provenance,
 		CreatedAt: formatTime(t.CreatedAt), UpdatedAt: formatTime(t.UpdatedAt),
-		EnabledBy: nullString(t.EnabledBy),
+		EnabledBy: nullString(t.EnabledBy), Confirm: string(t.Confirm),
+	}
+	if r.Confirm == "" {
+		r.Confirm = string(allowlist.ConfirmVoice)
 	}
 	if r.InputSchema == "" {
 		r.InputSchema = "{}"
@@ -109,7 +113,7 @@ func (r toolRow) tool() (allowlist.Tool, error) {
 		Declared: r.Declared.String, PreviousDeclared: r.PreviousDeclared.String,
 		RenameOf: r.RenameOf.String, Source: r.Source, Provenance: r.Provenance,
 		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
-		EnabledBy: r.EnabledBy.String,
+		EnabledBy: r.EnabledBy.String, Confirm: allowlist.Confirm(r.Confirm),
 	}
 	if err := json.Unmarshal([]byte(r.Cmd), &t.Cmd); err != nil {
 		return allowlist.Tool{}, fmt.Errorf("tool %d: decode cmd: %w", r.ID, err)
@@ -402,8 +406,8 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	return matchQuery(q, f.Query)
 }
 
-// stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of
-// both migrations hold it).
+// stateRank orders the states as OrderByState and OrderByServer want them (and the index of
+// OrderByServer holds it).
 const stateRank = "CASE state WHEN 'proposed' THEN 0 WHEN 'enabled' THEN 1 WHEN 'disabled' THEN 2 ELSE 3 END"
 
 func countByState(ctx context.Context, db bun.IDB, f allowlist.Filter) (map[allowlist.State]int, error) {

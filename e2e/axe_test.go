@@ -11,7 +11,7 @@ import (
 
 // TestEveryPagePassesAxe runs axe-core on every page, at 1280 px and at 390 px on a phone, in
 // light and in dark mode: setup, sign-in, the address refusal, /tools with proposals, enabled
-// rows, a diff, a server and the batch bar, a phrase refused line by line, /passkeys,
+// rows, a diff, a server and the batch bar, a phrase refused line by line, /passkeys, /approvals,
 // /activity (and a filter it refused), /secrets (with a missing secret and a new recovery
 // code), the consent page (signed out, and with the tools to tick), /clients (a client's tools
 // unfolded), an error page, and /unlock while locked. No serious or critical violation is
@@ -62,6 +62,9 @@ func TestEveryPagePassesAxe(t *testing.T) {
 		checkAxe(t, tb, dev.name+" tools filtered")
 		tb.Goto(m.URL("/passkeys"))
 		checkAxe(t, tb, dev.name+" passkeys")
+		tb.Goto(m.URL("/approvals"))
+		check(t, tb.Expect.Locator(tb.Page.Locator("#push h2")).ToHaveText("Notifications"), "the approvals page")
+		checkAxe(t, tb, dev.name+" approvals")
 		tb.Goto(consentURL)
 		check(t, tb.Expect.Locator(pageButton(tb.Page, "Allow with passkey")).ToBeVisible(), "the consent page")
 		checkAxe(t, tb, dev.name+" consent")

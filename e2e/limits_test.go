@@ -3,25 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"maven/app/mcp/mcptest"
 )
-
-// bearerTransport adds an agent client's token to every request.
-type bearerTransport struct{ token string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // agentCall calls tool as an agent does and returns the text of its answer and whether it is a
 // tool error.
@@ -100,11 +89,7 @@ func TestLimitsSavedOnTheToolsPageHoldAgents(t *testing.T) {
 
 	token := strings.TrimSpace(m.CLI("client", "add", "thermostat", "--tools", thermo.Name))
 	ctx := context.Background()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: m.URL("/mcp"),
-		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: bearerTransport{token}}}, nil)
-	check(t, err, "connect an agent")
-	t.Cleanup(func() { cs.Close() })
+	cs := connectAgent(t, m, token)
 	list, err := cs.ListTools(ctx, nil)
 	check(t, err, "list the tools")
 	shown, _ := json.Marshal(list.Tools[0].InputSchema)
@@ -115,7 +100,7 @@ func TestLimitsSavedOnTheToolsPageHoldAgents(t *testing.T) {
 	if !isErr || !strings.Contains(text, "temperature must be between 17 and 23 (the owner's limit), not 30") {
 		t.Errorf("a call outside the limits answers %q (error %v)", text, isErr)
 	}
-	if text, isErr := agentCall(t, cs, thermo.Name, map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "needs your approval") {
+	if text, isErr := agentCall(t, cs, thermo.Name, map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 		t.Errorf("a call within them, not yet let run unasked: %q (error %v)", text, isErr)
 	}
 	if n := mcpServer.Calls("set_temperature"); n != 0 {

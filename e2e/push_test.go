@@ -10,7 +10,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-// TestTheNotificationsCard: on a phone, /passkeys has the notifications card, the service
+// TestTheNotificationsCard: on a phone, /approvals has the notifications card, the service
 // worker registers with the root as its scope, and the card offers to turn notifications on.
 // Headless Chromium cannot subscribe to a real push service, so a subscription is posted from
 // the page as push.js posts one (push is tested from the server's side, docs/peers.md#notifiers):
@@ -20,7 +20,7 @@ func TestTheNotificationsCard(t *testing.T) {
 	m := startMaven(t, mavenOptions{})
 	owner := newBrowser(t, phone.inDark())
 	registerOwner(t, m, owner)
-	owner.Goto(m.URL("/passkeys"))
+	owner.Goto(m.URL("/approvals"))
 	card := owner.Page.Locator("#push")
 	check(t, owner.Expect.Locator(card.Locator("h2")).ToHaveText("Notifications"), "the notifications card")
 
@@ -71,7 +71,7 @@ func TestTheNotificationsCard(t *testing.T) {
 	if res.Type != "opaqueredirect" {
 		t.Fatalf("subscribe: %+v, want the redirect to the card", res)
 	}
-	owner.Goto(m.URL("/passkeys"))
+	owner.Goto(m.URL("/approvals"))
 	check(t, owner.Expect.Locator(card.Locator("[data-push-browser]")).ToHaveCount(1), "the browser is listed")
 	check(t, owner.Expect.Locator(card.Locator("[data-this-browser]")).ToBeHidden(), "not as this browser, which holds no subscription")
 	check(t, button(card, "Send a test").Click(), "send a test")

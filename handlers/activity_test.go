@@ -344,8 +344,8 @@ func TestActivityKindsRepliesAndDiscoveries(t *testing.T) {
 		`— <a class="entry-tools" href="/tools?ids=` + ids + `">show</a>`,
 		`<p class="reply"><span class="who">Maven:</span> “It is 30.”</p>`,
 		`<input type="radio" id="activity-kind-0" name="kind" value="" checked>`, `<label for="activity-kind-1">Voice</label>`,
-		`<label for="activity-kind-2">Agents</label>`, `<label for="activity-kind-3">Changes</label>`,
-		`<label for="activity-kind-4">Servers</label>`,
+		`<label for="activity-kind-2">Agents</label>`, `<label for="activity-kind-3">Approvals</label>`,
+		`<label for="activity-kind-4">Changes</label>`, `<label for="activity-kind-5">Servers</label>`,
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("/activity lacks %q", want)

@@ -137,7 +137,7 @@ func classify(err error) problem {
 	case errors.Is(err, allowlist.ErrInvalid):
 		return problem{http.StatusUnprocessableEntity, "That tool is not valid.", info}
 	}
-	for _, area := range []func(error) (problem, bool){passkeyProblem, clientProblem, notifyProblem, limitsProblem} {
+	for _, area := range []func(error) (problem, bool){passkeyProblem, clientProblem, notifyProblem, limitsProblem, pendingProblem} {
 		if p, ok := area(err); ok {
 			return p
 		}

@@ -35,7 +35,9 @@ import (
 	"maven/app/metrics"
 	"maven/app/notify"
 	"maven/app/oauth"
+	"maven/app/pending"
 	"maven/app/phrases"
+	"maven/app/runner"
 	"maven/app/vault"
 	"maven/app/voice"
 	"maven/db"
@@ -139,6 +141,10 @@ type fixture struct {
 	pushTransport http.RoundTripper
 	// agents serve /mcp and /sse, when a test sets them before boot.
 	agents handlers.AgentDeps
+	// pending are the calls waiting for approval, on a real runner of the real manager; a test
+	// with its own (an agents' world) sets approvals before boot instead.
+	pending   *pending.Service
+	approvals handlers.Approvals
 }
 
 // The tokens of the fixture's voice webhook and metrics.
@@ -285,11 +291,35 @@ func (f *fixture) boot() {
 		Transport: f.pushTransport, Activity: f.feed, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
+	if f.approvals == nil {
+		f.bootPending()
+	}
 	h, err := handlers.New(f.deps())
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.h = h
+}
+
+// bootPending builds the pending calls over the fixture's allowlist, the real manager and the
+// notifiers, with the vault's lock; their round runs until the test ends.
+func (f *fixture) bootPending() {
+	t := f.t
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var err error
+	f.pending, err = pending.New(pending.Deps{Store: db.NewPendingStore(f.db), Rows: f.tools, Runner: runner.New(f.tools, f.mgr, runner.Options{}),
+		Lock: f.gate, Notifier: f.notify, Activity: f.feed, Canonical: mcp.Canonicalize}, pending.Options{Now: f.clock.Now, Logger: f.logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.pending.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc := f.pending
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; svc.Close() })
 }
 
 // deps are the handlers' dependencies over what boot built: the real services, and the fakes
@@ -329,7 +359,16 @@ func (f *fixture) deps() handlers.Deps {
 		ConfigProblems: f.problems,
 		Clients:        f.clients,
 		Agents:         f.agents,
+		Approvals:      f.approvalsDep(),
 	}
+}
+
+// approvalsDep is the pending calls the handlers serve: the test's, else the fixture's own.
+func (f *fixture) approvalsDep() handlers.Approvals {
+	if f.approvals != nil {
+		return f.approvals
+	}
+	return f.pending
 }
 
 // configuredOrigins are the origins, testOrigin unless a test set others.

@@ -72,6 +72,8 @@ func newAgentsFixture(t *testing.T, w *agentstest.World, limits handlers.AgentLi
 	af := &agentsFixture{fixture: f, world: w, url: url,
 		tokens: &fakeAgentTokens{clients: map[string]string{"token-a": "a", "token-b": "b"}}}
 	f.agents = handlers.AgentDeps{Servers: w.Agents, Tokens: af.tokens, Limits: limits}
+	// The pages approve the calls the world's agents make, through the world's runner.
+	f.approvals = w.Pending
 	f.boot()
 	srv.Config.Handler = f.h
 	srv.Start()
@@ -223,7 +225,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			if text, _ := callText(t, cs, "s_news"); !strings.Contains(text, "s_unlock_door") {
 				t.Errorf("the news: %q", text)
 			}
-			if text, isErr := callText(t, cs, "s_unlock_door"); !isErr || !strings.Contains(text, "needs your approval") {
+			if text, isErr := callText(t, cs, "s_unlock_door"); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 				t.Errorf("the door: %q (error %v)", text, isErr)
 			}
 			if n := s.Calls("strict") + s.Calls("unlock_door"); n != 0 {
@@ -232,7 +234,7 @@ func TestAgentsInEveryEraAndTransport(t *testing.T) {
 			if text, isErr := callText(t, cs, "s_read"); isErr || text != "read it" {
 				t.Errorf("s_read: %q (error %v)", text, isErr)
 			}
-			if text, isErr := callText(t, cs, "s_write"); !isErr || !strings.HasPrefix(text, "S write needs your approval") {
+			if text, isErr := callText(t, cs, "s_write"); !isErr || !strings.HasPrefix(text, "I've asked for your approval on your phone to run s write") {
 				t.Errorf("s_write: %q (error %v)", text, isErr)
 			}
 			if s.Calls("write") != 0 {
@@ -581,7 +583,7 @@ func TestAgentsCallsAreOnTheActivityPage(t *testing.T) {
 		t.Fatalf("agents' entries %q, want %q", got, want)
 	}
 	for _, want := range []string{"Agent call", "<dt>Client</dt><dd>Home Assistant</dd>", "needs the owner", "it can change things",
-		"“read it”", "S write needs your approval"} {
+		"“read it”", "asked for your approval on your phone to run s write"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/activity lacks %q", want)
 		}

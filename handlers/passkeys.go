@@ -17,12 +17,8 @@ func (s *server) passkeysPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	push, err := s.pushCard(r.Context(), "")
-	if err != nil {
-		return err
-	}
 	s.render(w, r, http.StatusOK, views.PagePasskeys, views.PasskeysPage{
-		Page: s.pageInfo(r, "Passkeys", "passkeys"), List: list, Push: push,
+		Page: s.pageInfo(r, "Passkeys", "passkeys"), List: list,
 	}, views.PartialPasskeyList, list)
 	return nil
 }

@@ -74,6 +74,9 @@ func (s *server) addVoice(row *views.ToolRow, t allowlist.Tool, g voice.Guide) {
 		v.Rows = boxRows(v.Phrases)
 		v.Slots = slots(t)
 	}
+	if t.State == allowlist.StateEnabled && t.Destructive {
+		v.Confirm = confirmChoice(t)
+	}
 	row.Voice = v
 }
 

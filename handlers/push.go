@@ -32,7 +32,7 @@ type Notifications interface {
 
 // pushCardPage is where the notifications card is, for the browsers that post its forms
 // without htmx.
-const pushCardPage = "/passkeys#push"
+const pushCardPage = "/approvals#push"
 
 // maxPushForm bounds a subscription's form: an endpoint of at most 2 KiB and two keys.
 const maxPushForm = 8 << 10

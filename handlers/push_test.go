@@ -45,7 +45,7 @@ func subscription(t *testing.T, endpoint string) url.Values {
 }
 
 // TestTheNotificationsCard: the owner's browser subscribes to Web Push from the card on
-// /passkeys, sends a test that reaches it, and removes it; nobody else can subscribe a browser,
+// /approvals, where the notices lead, sends a test that reaches it, and removes it; nobody else can subscribe a browser,
 // a stranger's page cannot either (cross-origin protection), and what is not a subscription
 // changes nothing.
 func TestTheNotificationsCard(t *testing.T) {
@@ -56,10 +56,10 @@ func TestTheNotificationsCard(t *testing.T) {
 	owner := f.signUp(authtest.New(testOrigin))
 	ctx := context.Background()
 
-	page := owner.get("/passkeys").Body.String()
+	page := owner.get("/approvals").Body.String()
 	if !strings.Contains(page, `id="push"`) || !strings.Contains(page, `data-vapid-key="`+f.notify.PublicKey()+`"`) ||
 		!strings.Contains(page, "No browser is subscribed yet.") {
-		t.Fatalf("/passkeys has no notifications card:\n%s", page)
+		t.Fatalf("/approvals has no notifications card:\n%s", page)
 	}
 	sub := subscription(t, push.URL+"/push/phone")
 
@@ -113,7 +113,7 @@ func TestTheNotificationsCard(t *testing.T) {
 	}
 	// Without htmx, a form's answer is the page holding the card.
 	r = owner.do(http.MethodPost, "/push/test", strings.NewReader(""), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
-	if r.Code != http.StatusSeeOther || r.Header().Get("Location") != "/passkeys#push" {
+	if r.Code != http.StatusSeeOther || r.Header().Get("Location") != "/approvals#push" {
 		t.Errorf("a plain form: %d %v", r.Code, r.Header())
 	}
 }
@@ -145,7 +145,7 @@ func TestTheServiceWorkerAndTheManifest(t *testing.T) {
 	if err := json.Unmarshal(bytes.ReplaceAll(m.Body.Bytes(), []byte("_url"), []byte("url")), &manifest); err != nil {
 		t.Fatal(err)
 	}
-	if manifest.Name != "Maven" || manifest.StartURL != "/" || manifest.Scope != "/" || manifest.Display != "standalone" || len(manifest.Icons) < 2 {
+	if manifest.Name != "Maven" || manifest.StartURL != "/approvals" || manifest.Scope != "/" || manifest.Display != "standalone" || len(manifest.Icons) < 2 {
 		t.Fatalf("manifest %+v", manifest)
 	}
 	pngs := 0

@@ -55,6 +55,8 @@ type Deps struct {
 	// Notifications keeps the browsers subscribed to Web Push, and sends the test of the
 	// notifications card.
 	Notifications Notifications
+	// Approvals are the calls that wait for the owner's approval on the phone.
+	Approvals Approvals
 	// Metrics counts requests and serves GET /metrics to holders of a token MetricsTokens
 	// accepts, with MetricsGauges read at each scrape. Optional: nil with "metrics": false, and
 	// then nothing is counted and /metrics is not served.
@@ -108,7 +110,7 @@ func (d Deps) missing() []string {
 		{"OAuth", d.OAuth != nil}, {"Voice", d.Voice != nil}, {"VoiceTokens", d.VoiceTokens != nil},
 		{"Guides", d.Guides != nil}, {"Phrases", d.Phrases != nil}, {"Activity", d.Activity != nil},
 		{"Limits", d.Limits != nil},
-		{"Notifications", d.Notifications != nil},
+		{"Notifications", d.Notifications != nil}, {"Approvals", d.Approvals != nil},
 		{"MetricsTokens", d.MetricsTokens != nil}, {"MetricsGauges", d.MetricsGauges != nil},
 		{"Views", d.Views != nil}, {"Assets", d.Assets != nil}, {"Origins", len(d.Origins) > 0},
 		{"ConfigSource", d.ConfigSource != nil}, {"SecretUsers", d.SecretUsers != nil},
@@ -145,6 +147,7 @@ type server struct {
 	limits        ArgumentLimits
 	activity      ActivityFeed
 	notify        Notifications
+	approvals     Approvals
 	views         *views.Templates
 	assets        *Assets
 	now           func() time.Time
@@ -191,7 +194,8 @@ func New(d Deps) (http.Handler, error) {
 		servers: d.Servers, commands: d.Commands, waker: d.Wake, signIns: d.SignIn, oauth: d.OAuth,
 		voice: d.Voice, voiceTokens: d.VoiceTokens, metrics: d.Metrics, metricsTokens: d.MetricsTokens,
 		metricsGauges: d.MetricsGauges, guides: d.Guides, phrases: d.Phrases, limits: d.Limits, activity: d.Activity, notify: d.Notifications,
-		views: d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
+		approvals: d.Approvals,
+		views:     d.Views, assets: d.Assets, now: d.Now, tls: d.TLS, proxies: d.TrustedProxies,
 		configSource: d.ConfigSource, origins: d.Origins, secretUsers: d.SecretUsers, configProblems: d.ConfigProblems,
 		clients: d.Clients,
 	}
@@ -233,13 +237,14 @@ func New(d Deps) (http.Handler, error) {
 //	session     /, /login and its WebAuthn endpoints
 //	oauth       the authorization server's metadata, registration, token and revocation
 //	            endpoints, at the Host of a configured origin, no session
-//	signed-in   /tools, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock, /push/*,
-//	            and their actions; the consent page answers anyone, and offers the unlock or
-//	            sign-in first
+//	signed-in   /tools, /approvals, /passkeys, /secrets, /activity, /clients, /step-up/*, /lock,
+//	            /push/*, and their actions; the consent page answers anyone, and offers the
+//	            unlock or sign-in first
 //	step-up     enabling a tool (or the several selected), saving a tool's phrases or limits, approving a
 //	            stdio server's command line (or several), signing in to an MCP server, adding or
 //	            removing a passkey, setting or deleting a secret, a new recovery code, allowing
-//	            a client or changing its tools (stepUpRoutes)
+//	            a client or changing its tools, approving a pending call, how a row is
+//	            confirmed (stepUpRoutes)
 //
 // Every state change is a POST, and every POST passes cross-origin protection. Anonymous
 // ceremony begins and recovery codes are rate-limited per source address, or per browser a
@@ -302,7 +307,7 @@ func (s *server) routes() http.Handler {
 			r.Post("/login/finish", s.handle(s.loginFinishPost))
 
 			// Signed in; polling does not count as activity.
-			r.With(s.requireOwner(true)).Get("/tools/servers", s.handle(s.serversCardGet))
+			s.pollRoutes(r.With(s.requireOwner(true)))
 
 			r.Group(func(r chi.Router) {
 				r.Use(s.requireOwner(false))
@@ -320,7 +325,7 @@ func (s *server) routes() http.Handler {
 				r.Get(oauth.CallbackPath, s.handle(s.oauthCallbackGet))
 				r.Get(oauth.CallbackPath+"/{issuer}", s.handle(s.oauthCallbackGet))
 				r.Get("/activity", s.handle(s.activityPage))
-				s.pushRoutes(r)
+				s.approvalRoutes(r)
 				s.stepUpRoutes(r)
 			})
 		})
@@ -358,9 +363,30 @@ func (s *server) stepUpRoutes(r chi.Router) {
 	r.With(s.requireStepUp(secretNamed(auth.ActionDeleteSecret))).Post("/secrets/delete", s.handle(s.secretDeletePost))
 	r.With(s.requireStepUp(onRoute(auth.ActionRotateRecovery))).Post("/secrets/recovery", s.handle(s.recoveryRotatePost))
 	r.With(s.requireStepUp(signInAsShown)).Post("/servers/sign-in", s.handle(s.serverSignInPost))
+	// A pending call runs only with a step-up naming its binding as its page showed it
+	// (docs/design.md#rule-30); how a row is confirmed, with one naming the setting and its shape.
+	r.With(s.requireStepUp(callAsShown)).Post("/approvals/{id}/approve", s.handle(s.approvalApprovePost))
+	r.With(s.requireStepUp(confirmAsShown)).Post("/tools/{id}/confirm", s.handle(s.toolConfirmPost))
 	// A client is allowed, or its tools changed, as the page showed them.
 	r.With(s.requireStepUp(s.consentAsShown)).Post(pathAuthorize+"/{id}", s.handle(s.consentAllowPost))
 	r.With(s.requireStepUp(s.clientToolsAsShown)).Post("/clients/tools", s.handle(s.clientToolsPost))
+}
+
+// pollRoutes are what the signed-in pages poll: the servers card, the pending calls' list and
+// a call's state. r lets a poll pass without counting as the owner's activity.
+func (s *server) pollRoutes(r chi.Router) {
+	r.Get("/tools/servers", s.handle(s.serversCardGet))
+	r.Get("/approvals/list", s.handle(s.approvalsListGet))
+	r.Get("/approvals/{id}/status", s.handle(s.approvalStatusGet))
+}
+
+// approvalRoutes are the pending calls' pages (docs/design.md#rule-30), Deny, which needs no
+// step-up (Approve does: stepUpRoutes), and the notifications card /approvals shows.
+func (s *server) approvalRoutes(r chi.Router) {
+	r.Get("/approvals", s.handle(s.approvalsPage))
+	r.Get("/approvals/{id}", s.handle(s.approvalPage))
+	r.Post("/approvals/{id}/deny", s.handle(s.approvalDenyPost))
+	s.pushRoutes(r)
 }
 
 // pushRoutes turn Web Push on and off in the signed-in owner's browser, and send it a test

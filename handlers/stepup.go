@@ -36,6 +36,13 @@ func (s *server) stepUpBeginPost(w http.ResponseWriter, r *http.Request) error {
 // stepUpPrompt says what a step-up approves, naming each tool, passkey or server and the
 // fingerprint the page showed, and fails for a target that does not exist.
 func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, error) {
+	if a.Action == auth.ActionApproveCall {
+		// One call at a time: each is approved on its own page, as it shows it.
+		if len(a.Items) != 1 {
+			return "", fmt.Errorf("%w: approve %d calls at once", errBadRequest, len(a.Items))
+		}
+		return s.approvalPrompt(ctx, a.Items[0])
+	}
 	var names []string
 	for _, it := range a.Items {
 		name, err := s.targetName(ctx, a.Action, it)
@@ -67,6 +74,8 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 		return "Confirm with your passkey to make a new recovery code. The old one stops working.", nil
 	case auth.ActionSignIn:
 		return fmt.Sprintf("Confirm with your passkey to let Maven sign in to %s. What you grant there lets Maven act as you on that server.", list), nil
+	case auth.ActionSetConfirm:
+		return fmt.Sprintf("Confirm with your passkey to have voice calls of %s confirmed %s.", list, confirmOf(a.Items[0].Digest).Words()), nil
 	case auth.ActionConsentClient, auth.ActionClientTools, auth.ActionSetLimits:
 		return fmt.Sprintf("Confirm with your passkey to %s.", list), nil
 	}
@@ -77,7 +86,7 @@ func (s *server) stepUpPrompt(ctx context.Context, a auth.Approval) (string, err
 // showed, a passkey, a server; "" for actions on nothing in particular.
 func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Item) (string, error) {
 	switch action {
-	case auth.ActionEnableTool, auth.ActionSetPhrases:
+	case auth.ActionEnableTool, auth.ActionSetPhrases, auth.ActionSetConfirm:
 		t, err := s.tools.Get(ctx, it.Target)
 		if err != nil {
 			return "", err
@@ -86,7 +95,11 @@ func (s *server) targetName(ctx context.Context, action auth.Action, it auth.Ite
 		if t.IsMCP() {
 			where = fmt.Sprintf("from MCP server “%s”", t.Server())
 		}
-		return fmt.Sprintf("“%s” (%s, fingerprint %s)", t.Name, where, shortDigest(it.Digest)), nil
+		digest := it.Digest
+		if action == auth.ActionSetConfirm {
+			_, digest, _ = strings.Cut(digest, " ")
+		}
+		return fmt.Sprintf("“%s” (%s, fingerprint %s)", t.Name, where, shortDigest(digest)), nil
 	case auth.ActionRemovePasskey:
 		p, err := s.auth.Passkey(ctx, it.Target)
 		if err != nil {

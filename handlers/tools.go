@@ -34,6 +34,9 @@ type Tools interface {
 	// its audit trail does not say).
 	DeclaredWhen(ctx context.Context, id int64, fingerprint string) (string, error)
 	DisableTool(ctx context.Context, id int64, actor string) (allowlist.Tool, error)
+	// SetConfirm needs a step-up for auth.ActionSetConfirm naming allowlist.ConfirmDigest of
+	// the row as it is now; a *allowlist.ShapeChangedError for a row redefined since.
+	SetConfirm(ctx context.Context, id int64, c allowlist.Confirm, proof auth.StepUp) (allowlist.Tool, error)
 }
 
 // toolsPerPage keeps a page light however long the allowlist grows.
@@ -304,8 +307,17 @@ func countsKey(counts map[allowlist.State]int) string {
 }
 
 // toolsNews compares the counts a list was rendered from (seen) with the allowlist's now: nil
-// when nothing changed, else the notice that offers to show the list again.
+// when nothing changed, else the notice that offers to show the list again, naming seen.
 func toolsNews(seen string, now map[allowlist.State]int) *views.ToolsNews {
+	news := newsOf(seen, now)
+	if news != nil {
+		news.Seen = seen
+	}
+	return news
+}
+
+// newsOf is what toolsNews says.
+func newsOf(seen string, now map[allowlist.State]int) *views.ToolsNews {
 	if seen == countsKey(now) {
 		return nil
 	}

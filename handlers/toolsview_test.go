@@ -103,7 +103,9 @@ func TestServersPollTellsTheListOfNewTools(t *testing.T) {
 	f.proposeMCP("tasks", "a", "A.", `{"type":"object"}`, true)
 	f.proposeMCP("tasks", "b", "B.", `{"type":"object"}`, true)
 	card := b.htmx(http.MethodGet, "/tools/servers?seen="+url.QueryEscape(seen), nil).Body.String()
-	if !strings.Contains(card, `<div id="tools-news" hx-swap-oob="innerHTML"><p>2 new tools to review.`) || !strings.Contains(card, `data-action="show-news"`) {
+	// The notice names the list it compared with, so a page swaps it in only while it shows that
+	// list (static/pages.js): a poll sent before the list was shown again answers for the old one.
+	if !strings.Contains(card, `<div id="tools-news" hx-swap-oob="innerHTML"><p data-seen="`+seen+`">2 new tools to review.`) || !strings.Contains(card, `data-action="show-news"`) {
 		t.Fatalf("no news of two new proposals:\n%s", card)
 	}
 }

@@ -399,10 +399,11 @@
     }
   });
 
-  // A new action clears the last message; the servers card polling does not.
+  // A new action clears the last message; a poll (the servers card, the pending calls' list
+  // and status) does not.
   document.addEventListener('htmx:beforeRequest', function (event) {
     const elt = event.detail && event.detail.elt;
-    if (elt instanceof Element && elt.id !== 'mcp-servers') {
+    if (elt instanceof Element && elt.id !== 'mcp-servers' && !elt.hasAttribute('data-live')) {
       flash('');
       if (!elt.dataset.stepUpRetry) say(elt, '');
     }

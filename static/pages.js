@@ -29,25 +29,31 @@
   // What a poll of the card must not undo: ticked command lines and the focused control.
   let kept = null;
 
+  // polls reports whether elt is a poll that swaps part of a page: the servers card, or a live
+  // list or status of the pending calls ([data-live]).
+  function polls(elt) {
+    return elt instanceof Element && (elt.id === 'mcp-servers' || elt.hasAttribute('data-live'));
+  }
+
   document.addEventListener('htmx:beforeRequest', function (event) {
     const elt = event.detail && event.detail.elt;
-    // While a passkey prompt is open, the card stays as it is: the prompt's button must not be
-    // swapped away under it.
-    if (elt instanceof Element && elt.id === 'mcp-servers' && document.documentElement.dataset.ceremony) {
+    // While a passkey prompt is open, the card (or a pending call's page) stays as it is: the
+    // prompt's button must not be swapped away under it.
+    if (polls(elt) && document.documentElement.dataset.ceremony) {
       event.preventDefault();
     }
   });
 
   document.addEventListener('htmx:beforeSwap', function (event) {
     const target = event.detail && event.detail.target;
-    if (!(target instanceof Element) || target.id !== 'mcp-servers') return;
+    if (!(target instanceof Element)) return;
     // A poll that was on its way when the prompt opened is not swapped in either (the answer
     // to the action the prompt approved is).
-    const from = event.detail.elt;
-    if (document.documentElement.dataset.ceremony && from instanceof Element && from.id === 'mcp-servers') {
+    if (document.documentElement.dataset.ceremony && polls(event.detail.elt)) {
       event.detail.shouldSwap = false;
       return;
     }
+    if (target.id !== 'mcp-servers') return;
     const active = document.activeElement;
     kept = {
       ticked: Array.from(target.querySelectorAll('input[type=checkbox]:checked')).map((c) => c.name + '=' + c.value),
@@ -111,7 +117,9 @@
     else if (target === '#mcp-servers') place = document.getElementById('mcp-servers');
     // A new recovery code, a secret set or deleted, a passkey renamed or removed, a test sent or
     // a browser removed from the notifications card: what it did.
-    if (target === '#recovery' || target === '#secrets' || target === '#passkey-list' || target === '#push') place = document.querySelector(target + ' [data-focus]');
+    // A pending call approved or denied: what came of it.
+    if (target === '#recovery' || target === '#secrets' || target === '#passkey-list' || target === '#push' ||
+        /^#approval-\d+$/.test(target)) place = document.querySelector(target + ' [data-focus]');
     if (!place) return;
     if (place.matches('[data-focus]')) {
       place.focus();
@@ -134,11 +142,15 @@
   });
 
   // The card's poll sends the new-tools notice every time: swap it only when it says something
-  // new, so a screen reader hears it once.
+  // new, so a screen reader hears it once, and only while the page shows the list the notice
+  // compared with (a poll sent before the list was shown again answers for the old one).
   document.addEventListener('htmx:oobBeforeSwap', function (event) {
     const d = event.detail;
-    if (d && d.target && d.target.id === 'tools-news' && d.fragment &&
-        d.fragment.textContent.trim() === d.target.textContent.trim()) {
+    if (!d || !d.target || d.target.id !== 'tools-news' || !d.fragment) return;
+    const seen = document.getElementById('tools-seen');
+    const said = d.fragment.querySelector && d.fragment.querySelector('[data-seen]');
+    if (d.fragment.textContent.trim() === d.target.textContent.trim() ||
+        (seen && said && said.getAttribute('data-seen') !== seen.value)) {
       d.shouldSwap = false;
     }
   });

@@ -58,7 +58,9 @@ type ActivityEntry struct {
 	// server (if known) and /tools showing only those tools; What says how many.
 	Server   Text
 	ToolsURL string
-	Facts    []Fact // the rest of what the event records
+	// CallURL is the page of the pending call the event is about (docs/design.md#rule-30).
+	CallURL string
+	Facts   []Fact // the rest of what the event records
 }
 
 // Fact is one labelled value of an event; Code shows it as code (a command line, phrases). An

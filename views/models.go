@@ -6,7 +6,7 @@ import "strings"
 type Page struct {
 	Title    string
 	SignedIn bool
-	Nav      string // the current section: "tools", "passkeys", "secrets" or "activity"
+	Nav      string // the current section: "tools", "approvals", "passkeys", "secrets" or "activity"
 	// Locked hides the links that would only lead back to /unlock.
 	Locked bool
 	// CanLock shows the Lock button: a vault exists and is unlocked.
@@ -221,6 +221,17 @@ type Voice struct {
 	LineErrors []LineError
 	Status     string
 	Refused    bool
+	// Confirm is how an enabled destructive row's voice calls are confirmed, and the form that
+	// changes it; nil for any other row.
+	Confirm *ConfirmChoice
+}
+
+// ConfirmChoice is the Confirm setting of a row (docs/design.md#rule-32): by a spoken yes, or
+// on the owner's phone; changed behind a step-up.
+type ConfirmChoice struct {
+	Options []Option
+	// Status says what the last save did.
+	Status string
 }
 
 // LineError is one phrase that cannot be used: its line in the box, its text and why.
@@ -269,6 +280,7 @@ type ServersCard struct {
 // ToolsNews is the notice that the allowlist changed since the list on the page was rendered.
 type ToolsNews struct {
 	Message string // "14 new tools to review"
+	Seen    string // the list's counts the notice compared with (tools-seen), so a page swaps it only while it shows that list
 }
 
 // PendingCommand is a stdio server's command line that starts only once the owner approves it.
@@ -333,11 +345,10 @@ type SignIn struct {
 	Fingerprint string
 }
 
-// PasskeysPage is the /passkeys page: the passkeys, and the notifications card.
+// PasskeysPage is the /passkeys page: the passkeys.
 type PasskeysPage struct {
 	Page
 	List PasskeyList
-	Push PushCard
 }
 
 // PasskeyList is the owner's passkeys; rename and remove swap it.

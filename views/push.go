@@ -1,8 +1,8 @@
 package views
 
 // PushCard is the notifications card (push/_subscribe): the key this browser subscribes with,
-// the browsers subscribed, and what the last action did. /passkeys shows it; the approvals
-// pages include the same partial.
+// the browsers subscribed, and what the last action did. /approvals shows it, where the
+// notices lead.
 type PushCard struct {
 	PublicKey string // the VAPID public key, base64url: the subscription's applicationServerKey
 	Browsers  []PushBrowser

@@ -30,6 +30,9 @@ const (
 	PageActivity = "activity"
 	// PageWrongHost refuses a page asked for at an address Maven is not configured for.
 	PageWrongHost = "wrong_host"
+	// PageApprovals lists the pending calls; PageApproval is one of them, where it is approved.
+	PageApprovals = "approvals"
+	PageApproval  = "approval"
 )
 
 // Partial names, for Templates.Partial.
@@ -47,6 +50,11 @@ const (
 	PartialActivityList = "activity/_list"
 	// PartialPush is the notifications card (PushCard).
 	PartialPush = "push/_subscribe"
+	// PartialApprovalList is the live list of pending calls (ApprovalList), PartialApprovalCall
+	// one call (ApprovalCard), and PartialApprovalStatus its state and time left, polled.
+	PartialApprovalList   = "approvals/_list"
+	PartialApprovalCall   = "approvals/_call"
+	PartialApprovalStatus = "approvals/_status"
 )
 
 // layout is the template every page is rendered in, around the page's "content".
@@ -61,12 +69,14 @@ func models() map[string]any {
 		PageTools: ToolsPage{}, PagePasskeys: PasskeysPage{}, PageSetup: SetupPage{}, PageLogin: LoginPage{},
 		PageError: ErrorPage{}, PageUnlock: UnlockPage{}, PageSecrets: SecretsPage{}, PageActivity: ActivityPage{},
 		PageWrongHost: WrongHostPage{}, PageConsent: ConsentPage{}, PageClients: ClientsPage{},
+		PageApprovals: ApprovalsPage{}, PageApproval: ApprovalPage{},
 
 		PartialToolList: ToolList{}, PartialToolRow: ToolRow{}, PartialToolChanged: RowChange{},
 		PartialServers: ServersCard{}, PartialPasskeyList: PasskeyList{}, PartialFlash: Flash{},
 		PartialSecrets: SecretsCard{}, PartialRecovery: RecoveryCard{}, PartialActivityList: ActivityList{},
 		PartialClientList: ClientList{},
-		PartialPush:       PushCard{},
+		PartialPush:       PushCard{}, PartialApprovalList: ApprovalList{}, PartialApprovalCall: ApprovalCard{},
+		PartialApprovalStatus: ApprovalCard{},
 
 		// The partials only other templates include.
 		"shared/_origin_check": Reach{}, "shared/_reach_fix": Reach{}, "shared/_prf": nil, // _prf reads nothing

@@ -63,39 +63,50 @@ const (
 	ActionNotifyFailed     = "notify_failed"
 	ActionPushSubscribed   = "push_subscribed"
 	ActionPushUnsubscribed = "push_unsubscribed"
+	// ActionApproval is an event of a pending call (app/pending, docs/design.md#rule-30): its
+	// outcome is the event (created, approved, denied, expired, voided, ran, interrupted), its
+	// detail names the client.
+	ActionApproval = "approval"
 )
 
 // Kind is one of the feed's kinds of entry, the switch of /activity.
 type Kind string
 
-// The kinds: voice turns; agents' calls; what the servers did (their states, command lines
-// approved, OAuth sign-ins); and every other change, the owner's and the allowlist's (rows
-// proposed, enabled and disabled, phrases, locks, passkeys, secrets, setup links).
+// The kinds: voice turns; agents' calls; pending calls and the notices of them; what the
+// servers did (their states, command lines approved, OAuth sign-ins); and every other change,
+// the owner's and the allowlist's (rows proposed, enabled and disabled, phrases, locks,
+// passkeys, secrets, setup links).
 const (
-	KindVoice   Kind = "voice"
-	KindAgents  Kind = "agents"
-	KindChanges Kind = "changes"
-	KindServers Kind = "servers"
+	KindVoice     Kind = "voice"
+	KindAgents    Kind = "agents"
+	KindApprovals Kind = "approvals"
+	KindChanges   Kind = "changes"
+	KindServers   Kind = "servers"
 )
 
 // Kinds are the kinds, in the order the switch offers them.
-func Kinds() []Kind { return []Kind{KindVoice, KindAgents, KindChanges, KindServers} }
+func Kinds() []Kind { return []Kind{KindVoice, KindAgents, KindApprovals, KindChanges, KindServers} }
 
-// serverActions are the actions of KindServers.
-var serverActions = []string{ActionServerState, "command_approved", ActionSignedIn, ActionSignInFailed, ActionTokenRevoked, ActionSignInForgotten}
+// serverActions are the actions of KindServers, approvalActions those of KindApprovals.
+var (
+	serverActions   = []string{ActionServerState, "command_approved", ActionSignedIn, ActionSignInFailed, ActionTokenRevoked, ActionSignInForgotten}
+	approvalActions = []string{ActionApproval, ActionNotified, ActionNotifyFailed}
+)
 
 // Actions returns the actions k selects, or with except true those it leaves out: KindChanges
-// is everything that is neither a voice turn, an agent's call nor a server's.
+// is everything that is neither a voice turn, an agent's call, a pending call's nor a server's.
 func (k Kind) Actions() (actions []string, except bool) {
 	switch k {
 	case KindVoice:
 		return []string{ActionVoiceTurn}, false
 	case KindAgents:
 		return []string{ActionAgentCall}, false
+	case KindApprovals:
+		return slices.Clone(approvalActions), false
 	case KindServers:
 		return slices.Clone(serverActions), false
 	case KindChanges:
-		return append([]string{ActionVoiceTurn, ActionAgentCall}, serverActions...), true
+		return slices.Concat([]string{ActionVoiceTurn, ActionAgentCall}, approvalActions, serverActions), true
 	}
 	return nil, false
 }

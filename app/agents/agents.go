@@ -105,6 +105,8 @@ type Deps struct {
 	Lock     Lock
 	Clients  Clients
 	Activity Recorder
+	// Pending keeps the calls that need the owner (docs/design.md#rule-31).
+	Pending Pending
 }
 
 // Defaults for Options.
@@ -147,8 +149,8 @@ type Service struct {
 
 // New returns a Service over d; it fails when a dependency is missing.
 func New(d Deps, opts Options) (*Service, error) {
-	if d.Rows == nil || d.Runner == nil || d.Allow == nil || d.Limits == nil || d.Lock == nil || d.Clients == nil || d.Activity == nil {
-		return nil, errors.New("agents: Rows, Runner, Allow, Limits, Lock, Clients and Activity are required")
+	if d.Rows == nil || d.Runner == nil || d.Allow == nil || d.Limits == nil || d.Lock == nil || d.Clients == nil || d.Activity == nil || d.Pending == nil {
+		return nil, errors.New("agents: Rows, Runner, Allow, Limits, Lock, Clients, Activity and Pending are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -34,7 +34,7 @@ const recordTimeout = 5 * time.Second
 // the agent was shown.
 func (s *Service) handler(c *client, e *entry) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return s.call(ctx, c, e, req.Params.Arguments), nil
+		return s.call(ctx, c, e, req), nil
 	}
 }
 
@@ -43,10 +43,11 @@ func (s *Service) handler(c *client, e *entry) sdk.ToolHandler {
 // since the read that listed it, shownRows.still) and must still be enabled in the shape
 // the agent was shown, with the same limits, and among its client's tools; the arguments must
 // fit the approved input schema, then the owner's limits (docs/design.md#rule-33, never sent
-// outside them); then Classify decides, and a call that may run at once runs through the one run path
-// (which reads the row again in its own step). Every call but one over the rate is recorded in
-// the activity feed with its client's name.
-func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sdk.CallToolResult {
+// outside them); then Classify decides: a call that may run at once runs through the one run
+// path (which reads the row again in its own step), any other becomes a pending call (askOwner).
+// Every call but one over the rate is recorded in the activity feed with its client's name.
+func (s *Service) call(ctx context.Context, c *client, e *entry, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	raw := req.Params.Arguments
 	if !c.calls.Allow() {
 		s.log.Debug("agents: a call over its client's rate", "client", c.id, "tool", e.row.Name)
 		return refusal(busyWords)
@@ -83,7 +84,7 @@ func (s *Service) call(ctx context.Context, c *client, e *entry, raw []byte) *sd
 	}
 	class := Classify(row, args, s.d.Allow.AllowTools(row.Server()), e.limits != nil && e.limits.Set.RunUnasked)
 	if class.NeedsOwner() {
-		return s.refuse(ctx, rec, OutcomeNeedsOwner, class.Words(), needsOwnerWords(row, class))
+		return s.askOwner(ctx, c, rec, e, row, args, class, req)
 	}
 	res, err := s.d.Runner.Exec(ctx, row, args)
 	if err != nil {
@@ -155,16 +156,6 @@ func (s *Service) refuse(ctx context.Context, rec callRecord, outcome Outcome, r
 	return refusal(words)
 }
 
-// spoken is a row's name as it is said: "vikunja delete task".
-func spoken(row allowlist.Tool) string { return strings.Join(allowlist.SpokenWords(row.Name), " ") }
-
-// needsOwnerWords say, so that an assistant can say it, why a call waits for the owner and
-// that nothing was done.
-func needsOwnerWords(row allowlist.Tool, class Class) string {
-	return fmt.Sprintf("%s needs your approval, because %s; approving an agent's call from your phone is not built yet, so nothing was done.",
-		upperFirst(spoken(row)), class.Words())
-}
-
 // outsideWords say why a call outside the owner's limits was refused: the property and the
 // limit (a *limits.Violation).
 func outsideWords(row allowlist.Tool, err error) string {
@@ -226,19 +217,13 @@ func serverAnswered(err error) bool {
 	return errors.As(err, &wire) && wire.Code != codeRejected
 }
 
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
 // callRecord is what the activity feed keeps of a call.
 type callRecord struct {
 	client, clientName string
 	row                allowlist.Tool
 	args               []byte
 	isError            bool
+	call               int64 // the pending call it became, 0 for none
 }
 
 // record appends a call's entry to the activity feed: its client, the row, its arguments (cut),
@@ -252,6 +237,9 @@ func (s *Service) record(ctx context.Context, rec callRecord, outcome Outcome, r
 	}
 	if rec.isError {
 		detail["is_error"] = true
+	}
+	if rec.call != 0 {
+		detail["call"] = rec.call
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()

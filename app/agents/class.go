@@ -8,8 +8,8 @@ import (
 )
 
 // Class is what an agent's call to an enabled row may do: run at once, or wait for the owner
-// (docs/design.md#rule-28). In this issue a call that needs the owner is refused with its
-// class's words; approving it on the phone (pending calls) is the next issue.
+// (docs/design.md#rule-28): a call that needs the owner becomes a pending call, approved on the
+// phone (docs/design.md#rule-31), and its class's words say why.
 type Class string
 
 // The call classes, in the order Classify tests them.

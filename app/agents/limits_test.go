@@ -80,7 +80,7 @@ func TestLimitsAreWhatAgentsSeeAndWhatRuns(t *testing.T) {
 	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20, "mode": "off"}); !isErr || !strings.Contains(text, "mode must be heat or cool") {
 		t.Errorf("a mode outside the limits: %q (error %v)", text, isErr)
 	}
-	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "needs your approval, because it can change things") {
+	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 		t.Errorf("within the limits, not to run unasked: %q (error %v)", text, isErr)
 	}
 	if n := s.Calls("set_temperature"); n != 0 {
@@ -130,10 +130,10 @@ func TestARedefinitionVoidsTheLimitsForAgents(t *testing.T) {
 	untilListed(t, cs)
 	w.Enable(t, "s_set_temperature")
 	untilListed(t, cs, "s_set_temperature")
-	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "needs your approval") {
+	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 20}); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 		t.Errorf("the redefined row, enabled again: %q (error %v)", text, isErr)
 	}
-	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 30}); !isErr || !strings.Contains(text, "needs your approval") {
+	if text, isErr := call(t, cs, "s_set_temperature", map[string]any{"temperature": 30}); !isErr || !strings.Contains(text, "I've asked for your approval on your phone") {
 		t.Errorf("the old limits still hold: %q (error %v)", text, isErr)
 	}
 	if n := s.Calls("set_temperature"); n != 1 {

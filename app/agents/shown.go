@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -27,6 +29,18 @@ type entry struct {
 	tool   *sdk.Tool
 	schema *jsonschema.Resolved
 	limits *limits.Active
+}
+
+// absent are the properties of the shown schema that args leave out, in the schema's order by
+// name: a pending call's page says they will be sent absent.
+func (e *entry) absent(args map[string]any) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(e.schema.Schema().Properties)) {
+		if _, ok := args[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // shownRows is what the enabled rows show, as of the last read, and each row's entry, kept

@@ -104,3 +104,55 @@ func TestRunnableNeverStaleAfterDisable(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// countsStore counts the whole allowlist's counts that reach the database.
+type countsStore struct {
+	*db.ToolStore
+	counts atomic.Int64
+}
+
+func (c *countsStore) CountByState(ctx context.Context, f allowlist.Filter) (map[allowlist.State]int, error) {
+	if f.Query == "" && f.Scope == "" && f.IDs == nil && len(f.States) == 0 {
+		c.counts.Add(1)
+	}
+	return c.ToolStore.CountByState(ctx, f)
+}
+
+// TestCountsSeeEveryUpdate: the whole allowlist's counts per state are read from the database
+// once, answered from memory while nothing is written, and read again after any update; a
+// count of some rows only is always read.
+func TestCountsSeeEveryUpdate(t *testing.T) {
+	ctx := context.Background()
+	store := &countsStore{ToolStore: db.NewToolStore(testdb.Open(t))}
+	s := allowlist.NewService(store, time.Now)
+	row, _, err := s.ProposeTool(ctx, mcpProposal("srv", "tool", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(proposed, disabled int, reads int64) {
+		t.Helper()
+		got, err := s.CountByState(ctx, allowlist.Filter{})
+		if err != nil || got[allowlist.StateProposed] != proposed || got[allowlist.StateDisabled] != disabled {
+			t.Fatalf("CountByState = %v, %v; want %d proposed, %d disabled", got, err, proposed, disabled)
+		}
+		if n := store.counts.Load(); n != reads {
+			t.Fatalf("%d database counts, want %d", n, reads)
+		}
+		got[allowlist.StateEnabled] = 99 // the caller's own map: the next answer is not changed
+	}
+	want(1, 0, 1)
+	want(1, 0, 1) // from memory
+	if _, err := s.DisableTool(ctx, row.ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	want(0, 1, 2)
+	want(0, 1, 2)
+	if _, _, err := s.ProposeTool(ctx, mcpProposal("srv", "other", true)); err != nil {
+		t.Fatal(err)
+	}
+	want(1, 1, 3)
+	if got, err := s.CountByState(ctx, allowlist.Filter{Query: "other"}); err != nil || got[allowlist.StateProposed] != 1 || got[allowlist.StateDisabled] != 0 {
+		t.Fatalf("a searched count: %v, %v", got, err)
+	}
+	want(1, 1, 3)
+}

@@ -74,6 +74,9 @@ type Tool struct {
 	UpdatedAt  time.Time
 	EnabledAt  *time.Time
 	EnabledBy  string
+	// Confirm is how the row's voice calls are confirmed when it is destructive
+	// (docs/design.md#rule-32); "" reads as ConfirmVoice.
+	Confirm Confirm
 }
 
 // IsMCP reports whether the row refers to an MCP tool.

@@ -36,6 +36,14 @@ const (
 	// Its item's digest names the server, its authorization server and the scopes, as the
 	// servers card showed them (a server has no id).
 	ActionSignIn Action = "sign_in_server"
+	// ActionApproveCall runs one pending call (docs/design.md#rule-30): its target is the call's
+	// id and its digest the call's binding, H(id ‖ fingerprint ‖ canonical arguments ‖ expiry)
+	// (pending.Binding), as its page showed it.
+	ActionApproveCall Action = "approve_call"
+	// ActionSetConfirm sets how a destructive row's voice calls are confirmed, by a spoken yes or
+	// on the phone (docs/design.md#rule-32): its digest names the setting and the row's
+	// fingerprint as the page showed them ("phone sha256:…").
+	ActionSetConfirm Action = "set_confirm"
 	// ActionConsentClient lets an agents' client connect (docs/design.md#rule-29): its item's
 	// digest names the authorization request, the client id, the redirect URI and the tools
 	// the owner ticked, as the consent page showed them (clients.ConsentDigest).
@@ -49,18 +57,19 @@ const (
 func knownAction(a Action) bool {
 	switch a {
 	case ActionEnableTool, ActionAddPasskey, ActionRemovePasskey, ActionSetSecret, ActionDeleteSecret, ActionAddServer, ActionRotateRecovery, ActionSetPhrases, ActionSetLimits, ActionSignIn,
-		ActionConsentClient, ActionClientTools:
+		ActionApproveCall, ActionSetConfirm, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false
 }
 
 // shownActions are the actions on a thing whose shape the far end can change under the owner's
-// eyes (a tool row, enabled or given phrases or limits; what a server asks a sign-in for; what
-// a client asks for and is given): each item must name the fingerprint the owner's page showed.
+// eyes (a tool row, enabled, given phrases, limits or its confirmation; what a server asks a
+// sign-in for; a pending call; what a client asks for and is given): each item must name the
+// fingerprint the owner's page showed.
 func shownAction(a Action) bool {
 	switch a {
-	case ActionEnableTool, ActionSetPhrases, ActionSetLimits, ActionSignIn, ActionConsentClient, ActionClientTools:
+	case ActionEnableTool, ActionSetPhrases, ActionSetLimits, ActionSignIn, ActionApproveCall, ActionSetConfirm, ActionConsentClient, ActionClientTools:
 		return true
 	}
 	return false

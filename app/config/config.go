@@ -62,6 +62,7 @@ type Config struct {
 	Metrics    bool
 	Voice      Voice             // how utterances are heard
 	Notify     Notify            // how the owner is told of a call waiting for approval
+	Agents     Agents            // how agents' calls wait for the owner's approval
 	Tools      []Tool            // local commands, proposed to the allowlist
 	MCPServers map[string]Server // keyed by server name
 

@@ -25,7 +25,7 @@ import (
 
 // Keys accepted at the top of the file and in a tool.
 var (
-	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "notify", "tools", "mcpServers"}
+	topKeys  = []string{"listen", "rp_id", "origins", "refresh_interval", "step_up_window", "tls_cert", "tls_key", "trusted_proxies", "metrics", "voice", "notify", "agents", "tools", "mcpServers"}
 	toolKeys = []string{"name", "argv"}
 )
 
@@ -121,6 +121,8 @@ func (d *decoder) decode(data []byte) (Config, bool) {
 			cfg.Voice = d.voice(raw, key)
 		case "notify":
 			cfg.Notify = d.notify(raw, key)
+		case "agents":
+			cfg.Agents = d.agents(raw, key)
 		case "tools":
 			cfg.Tools = d.tools(raw, key)
 			for i, t := range cfg.Tools {

@@ -53,10 +53,10 @@ type restartKey struct {
 	keep func(dst *Config, src Config) // copies the key's value from src
 }
 
-// restartKeys are every key a reload cannot apply. refresh_interval, step_up_window, voice and
-// notify are among them: each is copied into a service (the MCP supervisors' refresh schedules,
-// the step-up grants, the voice turn limiter and wake words, the notifiers) that offers no safe
-// way to change it while it runs.
+// restartKeys are every key a reload cannot apply. refresh_interval, step_up_window, voice,
+// notify and agents are among them: each is copied into a service (the MCP supervisors' refresh
+// schedules, the step-up grants, the voice turn limiter and wake words, the notifiers, the
+// pending calls' wait and expiry) that offers no safe way to change it while it runs.
 var restartKeys = []restartKey{
 	{"listen", func(a, b Config) bool { return a.Listen == b.Listen }, func(d *Config, s Config) { d.Listen = s.Listen }},
 	{"rp_id", func(a, b Config) bool { return a.RPID == b.RPID }, func(d *Config, s Config) { d.RPID = s.RPID }},
@@ -77,6 +77,7 @@ var restartKeys = []restartKey{
 	}},
 	{"voice", func(a, b Config) bool { return reflect.DeepEqual(a.Voice, b.Voice) }, func(d *Config, s Config) { d.Voice = s.Voice }},
 	{"notify", func(a, b Config) bool { return reflect.DeepEqual(a.Notify, b.Notify) }, func(d *Config, s Config) { d.Notify = s.Notify }},
+	{"agents", func(a, b Config) bool { return a.Agents == b.Agents }, func(d *Config, s Config) { d.Agents = s.Agents }},
 }
 
 // NoChanges is Changes with every list empty (not nil: JSON readers get []).

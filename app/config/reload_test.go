@@ -163,7 +163,7 @@ func TestProblemsRefusal(t *testing.T) {
 // key cannot look applied while the running services keep the old value.
 func TestEveryTopKeyIsReloadedOrNeedsARestart(t *testing.T) {
 	documented := []string{"listen", "rp_id", "origins", "tls_cert", "tls_key", "trusted_proxies", "metrics",
-		"refresh_interval", "step_up_window", "voice", "notify"}
+		"refresh_interval", "step_up_window", "voice", "notify", "agents"}
 	var restart []string
 	for _, k := range restartKeys {
 		restart = append(restart, k.key)

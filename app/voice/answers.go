@@ -295,6 +295,9 @@ func (s *Service) proceed(ctx context.Context, req Request, row allowlist.Tool, 
 	if !row.Destructive || in != nil && in.Set.RunUnasked {
 		return s.run(ctx, row, req, args)
 	}
+	if row.OnPhone() {
+		return s.onPhone(ctx, req, row, schema, args)
+	}
 	key, err := argsKey(args)
 	if err != nil {
 		return Reply{Speech: "I could not read those arguments back.", Outcome: OutcomeError, Tool: row.Name}

@@ -128,8 +128,9 @@ type Recorder interface {
 	Append(ctx context.Context, events ...activity.Event) error
 }
 
-// Deps are the services a voice turn uses. Phrases, Limits and Activity may be nil: no
-// phrases, no limits, and turns go unrecorded (tests that are about something else).
+// Deps are the services a voice turn uses. Phrases, Limits, Activity and Pending may be nil:
+// no phrases, no limits, turns go unrecorded, and a row set to confirm on the phone is refused
+// (tests that are about something else).
 type Deps struct {
 	Rows     Rows
 	Binder   Binder
@@ -138,6 +139,7 @@ type Deps struct {
 	Phrases  Phrases
 	Limits   Limits
 	Activity Recorder
+	Pending  Pending
 }
 
 // Options tune the service; zero values take the defaults.

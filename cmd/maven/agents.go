@@ -22,7 +22,7 @@ func (s *services) openAgents(ctx context.Context, st startup) error {
 	feed := activity.NewBatcher(callCounter{s.events, s.clients}, st.log)
 	s.closers = append(s.closers, feed.Close)
 	if s.agents, err = agents.New(agents.Deps{Rows: s.tools, Runner: s.runner, Allow: s.mcp, Limits: s.limits, Lock: s.vault,
-		Clients: clientPolicies{s.clients}, Activity: feed},
+		Clients: clientPolicies{s.clients}, Activity: feed, Pending: s.pending},
 		agents.Options{Logger: st.log, Version: version}); err != nil {
 		return err
 	}

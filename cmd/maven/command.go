@@ -36,6 +36,7 @@ func commands() []command {
 		{"metrics-token", "--rotate [--data DIR]", "a new bearer token for GET /metrics (shown once)", cliMetricsToken},
 		{"client", "add NAME [--tools a,b] | list [--json] | revoke NAME [--data DIR]", "the clients agents connect through: a static token (shown once), the list, a revocation", cliClient},
 		{"events", "[--json] [--since DURATION] [--limit N] [--outcome OUTCOME] [--tool NAME] [--data DIR]", "what voice and the owner did, newest last", cliEvents},
+		{"approvals", "[--json] [--data DIR]", "the calls that wait for your approval on the phone, and the recent ones (read-only)", cliApprovals},
 		{"backup", "FILE [--data DIR]", "a consistent copy of the database, made while the daemon runs", cliBackup},
 		{"restore", "FILE [--data DIR]", "put a backup in place of the database, while no daemon runs on it", cliRestore},
 		{"version", "[--json] [--data DIR]", "this binary's version and commit, and the daemon's", cliVersion},

@@ -21,6 +21,7 @@ import (
 	"maven/app/limits"
 	"maven/app/mcp"
 	"maven/app/metrics"
+	"maven/app/pending"
 	"maven/app/reveal"
 	"maven/app/vault"
 )
@@ -44,6 +45,8 @@ type daemon struct {
 	// metricsTokens opens GET /metrics when the config enables it.
 	metricsTokens *bearer.Tokens
 	events        *activity.Log // what `events` reads
+	// pending are the calls waiting for the owner's approval: `approvals` lists them.
+	pending *pending.Service
 	// clients are the agents' clients: `maven client` adds, lists and revokes them.
 	clients *clients.Service
 	// problems are what the config holds that the daemon started despite.
@@ -57,7 +60,7 @@ type daemon struct {
 func (d *daemon) Locked() bool { return d.vault.Locked() }
 
 // ipcMethods is the whole IPC surface. There is deliberately no method that enables or calls a
-// tool: those need the owner's passkey on the web page.
+// tool, or approves a pending call: those need the owner's passkey on the web page.
 func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 	return map[string]ipc.HandlerFunc{
 		"status":               d.ipcStatus,
@@ -73,6 +76,7 @@ func (d *daemon) ipcMethods() map[string]ipc.HandlerFunc {
 		"secret_list":          d.ipcSecretList,
 		"backup":               d.ipcBackup,
 		"reload":               d.reload.ipcReload,
+		"approvals":            d.ipcApprovals,
 		"clients":              d.ipcClients,
 		"client_add":           d.ipcClientAdd,
 		"client_revoke":        d.ipcClientRevoke,

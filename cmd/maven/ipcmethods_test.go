@@ -9,15 +9,15 @@ import (
 )
 
 // TestIPCMethodsAreTheDocumentedOnes pins the IPC surface to the list in docs/design.md#ipc,
-// and keeps out any method that would enable or call a tool: those need the owner's passkey on
-// the web page (docs/security.md#req-38). A new method is added here, and to the docs, on
-// purpose.
+// and keeps out any method that would enable or call a tool, or approve a pending call: those
+// need the owner's passkey on the web page (docs/security.md#req-38,
+// docs/design.md#rule-31). A new method is added here, and to the docs, on purpose.
 func TestIPCMethodsAreTheDocumentedOnes(t *testing.T) {
 	var got []string
 	for name := range (&daemon{}).ipcMethods() {
 		got = append(got, name)
-		if strings.Contains(name, "enable") || strings.Contains(name, "call") || strings.Contains(name, "run") {
-			t.Errorf("IPC method %q looks like it enables or runs a tool", name)
+		if strings.Contains(name, "enable") || strings.Contains(name, "call") || strings.Contains(name, "run") || strings.Contains(name, "approve") {
+			t.Errorf("IPC method %q looks like it enables or runs a tool, or approves a call", name)
 		}
 	}
 	slices.Sort(got)

@@ -99,6 +99,10 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 		return err
 	}
 	defer svc.close()
+	// The first setup link is made before the IPC socket answers, so that a `maven setup-link`
+	// run as soon as the daemon starts makes the newer link, not one this voids (a new link
+	// voids the last: docs/design.md#rule-20).
+	firstLink := firstSetupLink(ctx, svc.auth, logger)
 	ipcServer, err := startIPC(ctx, svc.daemon)
 	if err != nil {
 		return err
@@ -115,9 +119,7 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	go svc.reload.onHangup(ctx, hup)
 	logger.Info("listening", "addr", svc.listen, "data", flags.dataDir, "version", readBuildInfo().String())
 	logStart(logger, flags, fromFile, cfg, svc.listen)
-	if err := printFirstSetupLink(ctx, svc.auth, logger); err != nil {
-		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
-	}
+	announceSetupLink(logger, svc.auth, firstLink)
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
@@ -173,6 +175,7 @@ func newWebServer(svc *services, bdb *bun.DB) (srv *http.Server, stop func(), er
 		Limits:         svc.limits,
 		Activity:       svc.events,
 		Notifications:  svc.notify,
+		Approvals:      svc.pending,
 		Metrics:        svc.registry,
 		MetricsTokens:  svc.metricsTokens,
 		MetricsGauges:  svc.gauges,
@@ -226,20 +229,30 @@ func stopHTTP(srv *http.Server, logger *slog.Logger) {
 	logger.Info("stopped")
 }
 
-// printFirstSetupLink logs a one-time setup link while no passkey is registered, so the first
-// start tells the owner where to begin.
-func printFirstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.Logger) error {
+// firstSetupLink is a one-time setup link while no passkey is registered (else nil), so that the
+// first start tells the owner where to begin.
+func firstSetupLink(ctx context.Context, owner *auth.Service, logger *slog.Logger) *auth.SetupLink {
 	has, err := owner.HasPasskeys(ctx)
-	if err != nil || has {
-		return err
+	if err == nil && has {
+		return nil
 	}
-	link, err := owner.NewSetupLink(ctx, "system")
+	var link auth.SetupLink
+	if err == nil {
+		link, err = owner.NewSetupLink(ctx, "system")
+	}
 	if err != nil {
-		return err
+		logger.Error("could not issue a setup link; run 'maven setup-link'", "err", err)
+		return nil
 	}
-	logger.Info("no passkey is registered yet: open this one-time setup link to register one (valid 15 minutes, works once; 'maven setup-link' prints a new one)",
-		"url", owner.SetupURL(link), "expires", link.ExpiresAt.UTC().Format(time.RFC3339))
-	return nil
+	return &link
+}
+
+// announceSetupLink logs the first setup link, if there is one.
+func announceSetupLink(logger *slog.Logger, owner *auth.Service, link *auth.SetupLink) {
+	if link != nil {
+		logger.Info("no passkey is registered yet: open this one-time setup link to register one (valid 15 minutes, works once; 'maven setup-link' prints a new one)",
+			"url", owner.SetupURL(*link), "expires", link.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 }
 
 // secureCookies reports whether the browser reaches Maven over HTTPS: served with tls_cert, or

@@ -21,6 +21,7 @@ import (
 	"maven/app/metrics"
 	"maven/app/notify"
 	"maven/app/oauth"
+	"maven/app/pending"
 	"maven/app/phrases"
 	"maven/app/runner"
 	"maven/app/vault"
@@ -48,7 +49,7 @@ type services struct {
 	credentials *http.Transport // every request that carries a credential (credentialTransport)
 	book        *phrases.Service
 	voice       *voice.Service
-	runner      *runner.Executor   // the one run path, voice's and the agents'
+	runner      *runner.Executor   // the one run path: voice's turns, agents' calls and approved calls
 	agents      *agents.Service    // the MCP server agents reach
 	notify      *notify.Dispatcher // tells the owner of calls waiting for approval
 	closers     []func()           // what close ends, last first
@@ -107,6 +108,9 @@ func openServices(ctx context.Context, st startup, bdb *bun.DB) (_ *services, er
 	}
 	s.vault.OnUnlock(s.notify.SetSecrets)
 	s.vault.OnLock(func() { s.notify.SetSecrets(nil) })
+	if err := s.openPending(ctx, st, bdb); err != nil {
+		return nil, err
+	}
 	s.openVoice(st, bdb)
 	if err := s.openAgents(ctx, st); err != nil {
 		return nil, err
@@ -165,16 +169,37 @@ func (s *services) openMCP(ctx context.Context, st startup, bdb *bun.DB) error {
 	return nil
 }
 
-// openVoice builds the phrase book, the owner's limits, the one run path and voice, whose
-// turns run enabled rows through it and are counted by outcome when metrics are on.
-func (s *services) openVoice(st startup, bdb *bun.DB) {
-	// One phrase book: voice rebuilds its index after the saves the pages make.
-	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
+// openPending builds the owner's limits, the one run path and the pending calls
+// (docs/design.md#rule-30): a call a crash left running is marked interrupted before anything
+// can approve, and from then on calls expire and are voided as their rows change, until the
+// services close.
+func (s *services) openPending(ctx context.Context, st startup, bdb *bun.DB) error {
 	// One set of limits, which every front end and the run path check (docs/design.md#rule-33).
 	s.limits = limits.NewService(db.NewLimitsStore(bdb), s.tools, time.Now)
 	s.runner = runner.New(s.tools, s.mcp, runner.Options{Limits: s.limits})
+	var err error
+	if s.pending, err = pending.New(pending.Deps{Store: db.NewPendingStore(bdb), Rows: s.tools, Runner: s.runner, Lock: s.daemon,
+		Notifier: s.notify, Activity: s.events, Canonical: mcp.Canonicalize}, pending.Options{
+		TTL: st.cfg.Agents.ApprovalTTL, Wait: st.cfg.Agents.ApprovalWait, Logger: st.log,
+	}); err != nil {
+		return err
+	}
+	if err := s.pending.Recover(ctx); err != nil {
+		return err
+	}
+	// Closed last first: the round stops, then the notices being sent finish.
+	s.closers = append(s.closers, s.pending.Close, runUntilStopped(ctx, s.pending.Run))
+	return nil
+}
+
+// openVoice builds the phrase book and voice, whose turns run enabled rows through the runner
+// within the owner's limits (or, for a row confirmed on the phone, become pending calls) and
+// are counted by outcome when metrics are on.
+func (s *services) openVoice(st startup, bdb *bun.DB) {
+	// One phrase book: voice rebuilds its index after the saves the pages make.
+	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
 	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: s.runner, Lock: s.daemon,
-		Phrases: s.book, Limits: s.limits, Activity: s.events}, voice.Options{
+		Phrases: s.book, Limits: s.limits, Activity: s.events, Pending: s.pending}, voice.Options{
 		Origins: st.cfg.Origins, WakeWords: st.cfg.Voice.WakeWords,
 		TurnsPerSecond: st.cfg.Voice.TurnsPerSecond, Burst: st.cfg.Voice.Burst, Logger: st.log,
 		OnTurn: func(o voice.Outcome) {

@@ -1,8 +1,8 @@
 // Package agentstest builds, for tests, what Maven's MCP server for agents stands on, all of it
 // real: a database in a temporary directory, the allowlist and the activity feed on it, an MCP
 // manager connected to the servers the test runs (mcptest's scripted servers, over HTTP),
-// the owner's limits, the runner, and an agents.Service keeping its clients' tools current;
-// the clients and the lock are the test's to set.
+// the owner's limits, the runner, the notifiers and the pending calls, and an agents.Service
+// keeping its clients' tools current; the clients and the lock are the test's to set.
 package agentstest
 
 import (
@@ -24,6 +24,8 @@ import (
 	"maven/app/config"
 	"maven/app/limits"
 	"maven/app/mcp"
+	"maven/app/notify"
+	"maven/app/pending"
 	"maven/app/runner"
 	"maven/db"
 	"maven/internal/testkit/testdb"
@@ -35,11 +37,21 @@ type World struct {
 	Tools   *allowlist.Service
 	Limits  *limits.Service
 	Manager *mcp.Manager
+	Runner  *runner.Executor
 	Feed    *activity.Log
+	Notify  *notify.Dispatcher
+	Pending *pending.Service
 	Agents  *agents.Service
 	Lock    *Lock
 	Clients *Clients
 }
+
+// Origin is the World's one origin: the notices' links are there.
+const Origin = "http://localhost:8080"
+
+// ShortWait is how long an agent's call waits for the owner in a World whose options do not
+// say: a test that approves in time says how long it waits.
+const ShortWait = 50 * time.Millisecond
 
 // Options shape a World.
 type Options struct {
@@ -51,6 +63,10 @@ type Options struct {
 	NoRun bool
 	// Agents tune the service (its Logger is the test's log by default).
 	Agents agents.Options
+	// Pending tunes the pending calls (its Logger is the test's log by default), and Notify
+	// says which notifiers tell the owner of them (none: every notice is a failed delivery).
+	Pending pending.Options
+	Notify  config.Notify
 	// WrapRows, if set, wraps the allowlist as the agents service reads it (to count its
 	// reads, say).
 	WrapRows func(agents.Rows) agents.Rows
@@ -83,24 +99,45 @@ func New(tb testing.TB, opts Options) *World {
 	if opts.Agents.Logger == nil {
 		opts.Agents.Logger = logger
 	}
+	if opts.Pending.Logger == nil {
+		opts.Pending.Logger = logger
+	}
+	if opts.Pending.Wait == 0 {
+		// A call no test approves answers at once rather than after the daemon's 8 seconds.
+		opts.Pending.Wait = ShortWait
+	}
+	w.Runner = runner.New(w.Tools, w.Manager, runner.Options{Limits: w.Limits})
+	var err error
+	if w.Notify, err = notify.New(ctx, db.NewPushStore(bdb), notify.Options{Config: opts.Notify, Origins: []string{Origin},
+		Activity: w.Feed, Logger: logger}); err != nil {
+		tb.Fatal(err)
+	}
+	if w.Pending, err = pending.New(pending.Deps{Store: db.NewPendingStore(bdb), Rows: w.Tools, Runner: w.Runner, Lock: w.Lock,
+		Notifier: w.Notify, Activity: w.Feed, Canonical: mcp.Canonicalize}, opts.Pending); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Pending.Recover(ctx); err != nil {
+		tb.Fatal(err)
+	}
 	var rows agents.Rows = w.Tools
 	if opts.WrapRows != nil {
 		rows = opts.WrapRows(rows)
 	}
-	var err error
-	w.Agents, err = agents.New(agents.Deps{Rows: rows, Runner: runner.New(w.Tools, w.Manager, runner.Options{Limits: w.Limits}),
-		Allow: w.Manager, Limits: w.Limits, Lock: w.Lock, Clients: w.Clients, Activity: w.Feed}, opts.Agents)
+	w.Agents, err = agents.New(agents.Deps{Rows: rows, Runner: w.Runner, Allow: w.Manager, Limits: w.Limits, Lock: w.Lock,
+		Clients: w.Clients, Activity: w.Feed, Pending: w.Pending}, opts.Agents)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	w.Clients.agents = w.Agents
 	var done sync.WaitGroup
+	done.Go(func() { w.Pending.Run(ctx) })
 	if !opts.NoRun {
 		done.Go(func() { w.Agents.Run(ctx) })
 	}
 	tb.Cleanup(func() {
 		cancel()
 		done.Wait()
+		w.Pending.Close()
 		w.Manager.Close()
 		out.done.Store(true)
 	})
