@@ -139,5 +139,11 @@ func (s *supervisor) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.E
 	if err != nil {
 		return nil, fmt.Errorf("the owner was not asked: %w", err)
 	}
+	if call.ctx.Err() != nil {
+		// Stopped while it asked: the server gets no answer, and a 2026-07-28 call is not
+		// sent again with one. go-sdk's own context for the call follows the call's a moment
+		// later (callDetached), too late to stop that retry itself.
+		return nil, fmt.Errorf("the call was stopped while its server asked: %w", context.Cause(call.ctx))
+	}
 	return &sdk.ElicitResult{Action: a.Action, Content: a.Content}, nil
 }
