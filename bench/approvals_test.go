@@ -270,7 +270,7 @@ func benchApproval(t *testing.T, w pendingWorld, r *voiceRemote, push *pushRecei
 // database at data, five per client (the most a client may hold), expiring in an hour.
 func seedPendingCalls(t *testing.T, data string, calls int) {
 	ctx := context.Background()
-	bdb := openDataDB(t, data)
+	bdb := openBenchDB(t, data)
 	defer bdb.Close()
 	rows := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	var row allowlist.Tool
@@ -297,8 +297,8 @@ func seedPendingCalls(t *testing.T, data string, calls int) {
 	}
 }
 
-// openDataDB opens (and makes) the database of a daemon's data directory.
-func openDataDB(t *testing.T, data string) *bun.DB {
+// openBenchDB opens (and makes) the database of a daemon's data directory.
+func openBenchDB(t *testing.T, data string) *bun.DB {
 	bdb, err := db.Open(context.Background(), filepath.Join(data, "maven.db"))
 	if err != nil {
 		t.Fatal(err)

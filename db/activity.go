@@ -78,7 +78,7 @@ func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.
 // the earlier row events and command-line approvals into it in two blocks
 // (20261213090100_activity), so their ids are not in the order they happened. Every filter is
 // served by an index in that order: at (with the rowid every index holds) for paging and a day,
-// (outcome, at) of the entries with an outcome, (tool, at) and (action, at) for those filters.
+// (outcome, at), (tool, at) and (action, at) for those filters.
 func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]activity.Entry, error) {
 	var rows []activityRow
 	q := s.db.NewSelect().Model(&rows).OrderExpr("at DESC, id DESC").Limit(int64(f.Limit))
@@ -92,8 +92,7 @@ func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]
 		q = q.Where("at < ?", formatTime(f.Until))
 	}
 	if f.Outcome != "" {
-		// The index on (outcome, at) holds only the entries with an outcome.
-		q = q.Where("outcome = ? AND outcome != ''", f.Outcome)
+		q = q.Where("outcome = ?", f.Outcome)
 	}
 	if f.Tool != "" {
 		q = q.Where("tool = ?", f.Tool)

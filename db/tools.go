@@ -406,8 +406,8 @@ func filterTools(q *bun.SelectQuery, f allowlist.Filter) *bun.SelectQuery {
 	return matchQuery(q, f.Query)
 }
 
-// stateRank orders the states as OrderByState and OrderByServer want them (and the index of
-// OrderByServer holds it).
+// stateRank orders the states as OrderByState and OrderByServer want them (and the indexes of
+// both migrations hold it).
 const stateRank = "CASE state WHEN 'proposed' THEN 0 WHEN 'enabled' THEN 1 WHEN 'disabled' THEN 2 ELSE 3 END"
 
 func countByState(ctx context.Context, db bun.IDB, f allowlist.Filter) (map[allowlist.State]int, error) {

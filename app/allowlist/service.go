@@ -14,17 +14,11 @@ import (
 type Service struct {
 	store Store
 	now   func() time.Time
-	// writing admits one Update at a time. SQLite lets one transaction write at a time anyway;
-	// without it, a hundred servers discovered at once were a hundred connections (each with
-	// its page cache) waiting for the write lock, and an owner's click waited among them.
-	writing chan struct{}
 	// version counts committed updates, so readers can cache what they derive from the rows
 	// (the voice matcher) and rebuild only after a change.
 	version atomic.Uint64
-	// runnable holds the Runnable reads made at one version, and counts the whole allowlist's
-	// counts; after any update neither is used.
+	// runnable holds the Runnable reads made at one version; after any update none is used.
 	runnable runnableCache
-	counts   countsCache
 	// changed is closed after the next update and replaced (see Changed).
 	changedMu sync.Mutex
 	changed   chan struct{}
@@ -32,7 +26,7 @@ type Service struct {
 
 // NewService returns a Service over store. now is the clock (time.Now in the daemon).
 func NewService(store Store, now func() time.Time) *Service {
-	return &Service{store: store, now: now, writing: make(chan struct{}, 1)}
+	return &Service{store: store, now: now}
 }
 
 // Get returns one row, or ErrNotFound.
@@ -45,21 +39,19 @@ func (s *Service) List(ctx context.Context, filter Filter) ([]Tool, error) {
 	return s.store.ListTools(ctx, filter)
 }
 
+// CountByState counts the rows that match filter in each state.
+func (s *Service) CountByState(ctx context.Context, filter Filter) (map[State]int, error) {
+	return s.store.CountByState(ctx, filter)
+}
+
 // Events returns the audit trail of one row (all rows for 0), oldest first.
 func (s *Service) Events(ctx context.Context, toolID int64) ([]Event, error) {
 	return s.store.ListEvents(ctx, toolID)
 }
 
 // Update runs fn with a Tx in one database transaction: either every change fn made and its
-// events are kept, or none. Updates run one at a time, in the order they came; one that waits
-// returns ctx's error, unchanged, once ctx ends.
+// events are kept, or none.
 func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
-	select {
-	case s.writing <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writing }()
 	err := s.store.Update(ctx, func(st TxStore) error {
 		return fn(&Tx{st: st, now: s.now().UTC()})
 	})
