@@ -302,3 +302,41 @@ func TestWatchServersRecordsASnapshotInOneWrite(t *testing.T) {
 		t.Fatalf("%d writes for one snapshot's changes, want 1", n)
 	}
 }
+
+// TestABatcherWritesOffTheCallersPathInOrder: events appended to a Batcher one call at a time
+// reach the feed in order, those that came during a write in the next, each with the time its
+// caller gave it; Close writes what is still queued, and what is appended after Close is
+// written at once.
+func TestABatcherWritesOffTheCallersPathInOrder(t *testing.T) {
+	f := newFeed(t)
+	store := &writeCounter{Store: db.NewActivityStore(f.db)}
+	b := activity.NewBatcher(activity.New(store, f.clock.Now), slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	at := f.clock.Now().Add(-time.Hour)
+	for i := range 20 {
+		if err := b.Append(ctx, activity.Event{At: at.Add(time.Duration(i) * time.Second), Actor: "agent",
+			Action: activity.ActionAgentCall, Outcome: "ran", Tool: fmt.Sprintf("t%02d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+	if err := b.Append(ctx, activity.Event{At: at.Add(time.Minute), Actor: "agent", Action: activity.ActionAgentCall, Outcome: "ran", Tool: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.all(t, activity.Filter{Action: activity.ActionAgentCall})
+	if len(got) != 21 {
+		t.Fatalf("%d entries, want 21", len(got))
+	}
+	slices.Reverse(got) // the feed is newest first
+	for i, e := range got[:20] {
+		if want := fmt.Sprintf("t%02d", i); e.Tool != want || !e.At.Equal(at.Add(time.Duration(i)*time.Second)) {
+			t.Fatalf("entry %d is %s at %s, want %s at %s", i, e.Tool, e.At, want, at.Add(time.Duration(i)*time.Second))
+		}
+	}
+	if got[20].Tool != "late" {
+		t.Fatalf("the entry appended after Close is %s", got[20].Tool)
+	}
+	if n := store.writes.Load(); n >= 20 {
+		t.Fatalf("%d writes for 21 events appended back to back; want them gathered", n)
+	}
+}

@@ -286,11 +286,11 @@ func (s *Service) Revoke(ctx context.Context, clientID, actor string) error {
 	return nil
 }
 
-// RecordCall counts one tool call an agent of the client made (shown on /clients). A failure is
-// logged, not the call's, which has happened.
-func (s *Service) RecordCall(ctx context.Context, clientID string) {
-	if err := s.store.Seen(ctx, clientID, s.now(), 1); err != nil {
-		s.log.Warn("count a client's call", "client", clientID, "err", err)
+// RecordCalls counts n tool calls an agent of the client made (shown on /clients). A failure is
+// logged, not the calls', which have happened.
+func (s *Service) RecordCalls(ctx context.Context, clientID string, n int64) {
+	if err := s.store.Seen(ctx, clientID, s.now(), n); err != nil {
+		s.log.Warn("count a client's calls", "client", clientID, "calls", n, "err", err)
 	}
 }
 

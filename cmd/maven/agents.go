@@ -17,8 +17,12 @@ import (
 // runs; a client's new tools or its revocation reach its agents at once (OnChange).
 func (s *services) openAgents(ctx context.Context, st startup) error {
 	var err error
+	// The calls' entries are written off the agents' path (activity.Batcher), closed before
+	// the database.
+	feed := activity.NewBatcher(callCounter{s.events, s.clients}, st.log)
+	s.closers = append(s.closers, feed.Close)
 	if s.agents, err = agents.New(agents.Deps{Rows: s.tools, Runner: s.runner, Allow: s.mcp, Limits: s.limits, Lock: s.vault,
-		Clients: clientPolicies{s.clients}, Activity: callCounter{s.events, s.clients}, Pending: s.pending},
+		Clients: clientPolicies{s.clients}, Activity: feed, Pending: s.pending},
 		agents.Options{Logger: st.log, Version: version}); err != nil {
 		return err
 	}
@@ -59,7 +63,7 @@ func (a agentTokens) Verify(ctx context.Context, token, resource string) (string
 }
 
 // callCounter is the agents' activity feed: it records their events, and counts each call for
-// its client, which /clients shows.
+// its client, which /clients shows: the calls of one write in one count per client.
 type callCounter struct {
 	feed    *activity.Log
 	clients *clients.Service
@@ -67,10 +71,18 @@ type callCounter struct {
 
 func (c callCounter) Append(ctx context.Context, events ...activity.Event) error {
 	err := c.feed.Append(ctx, events...)
+	calls := map[string]int64{}
+	var order []string
 	for _, e := range events {
 		if id, _ := e.Detail["client_id"].(string); e.Action == activity.ActionAgentCall && id != "" {
-			c.clients.RecordCall(ctx, id)
+			if calls[id] == 0 {
+				order = append(order, id)
+			}
+			calls[id]++
 		}
+	}
+	for _, id := range order {
+		c.clients.RecordCalls(ctx, id, calls[id])
 	}
 	return err
 }
