@@ -40,9 +40,10 @@ const churnRun = 60 * time.Second
 //
 //	scripts/bench     (MAVEN_BENCH=1 go test -run TestBenchReport -count=1 -v -timeout 30m ./bench)
 //
-// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn,listen,agents runs only the figures listed;
-// MAVEN_BENCH_QUICK=1 takes fewer samples, to check the harness itself; MAVEN_BENCH_OUT=FILE
-// writes the final table to FILE instead of standard output (scripts/bench prints it last).
+// MAVEN_BENCH_ONLY=boot,unlock,voice,tools,reconcile,memory,churn,listen,agents,approvals runs
+// only the figures listed; MAVEN_BENCH_QUICK=1 takes fewer samples, to check the harness itself;
+// MAVEN_BENCH_OUT=FILE writes the final table to FILE instead of standard output (scripts/bench
+// prints it last).
 func TestBenchReport(t *testing.T) {
 	if os.Getenv("MAVEN_BENCH") != "1" {
 		t.Skip("set MAVEN_BENCH=1 (or run scripts/bench) to run the benchmarks")
