@@ -165,9 +165,26 @@ func (s *server) redirectable(ctx context.Context, ar fosite.AuthorizeRequester)
 	return err == nil && c.State == clients.StateApproved
 }
 
-// requestOf is the authorization request an answer is given to, as fosite parses one.
-func requestOf(ctx context.Context, form url.Values) (*http.Request, error) {
-	return http.NewRequestWithContext(ctx, http.MethodGet, pathAuthorize+"?"+form.Encode(), nil)
+// answerDecided answers the authorization request the owner decided on, whose form they saw:
+// fosite parses it again as it came, then answer says what its redirect URI gets (written by
+// the func it returns). A request fosite or answer refuses gets authorizeRefused's answer.
+func (s *server) answerDecided(w http.ResponseWriter, r *http.Request, form url.Values,
+	answer func(ar fosite.AuthorizeRequester) (func(http.ResponseWriter), error)) error {
+	ctx := r.Context()
+	issuer := s.issuerOf(r)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pathAuthorize+"?"+form.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	ar, err := s.clients.Provider().NewAuthorizeRequest(ctx, req)
+	if err != nil {
+		return s.authorizeRefused(w, r, ar, issuer, err)
+	}
+	write, err := answer(ar)
+	if err != nil {
+		return s.authorizeRefused(w, r, ar, issuer, err)
+	}
+	return s.answerAuthorize(w, r, issuer, write)
 }
 
 // consentAllowPost is Allow (POST /oauth/authorize/{id}): the step-up approved exactly this
@@ -183,22 +200,14 @@ func (s *server) consentAllowPost(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	issuer := s.issuerOf(r)
-	p := s.clients.Provider()
-	req, err := requestOf(ctx, done.Form)
-	if err != nil {
-		return err
-	}
-	ar, err := p.NewAuthorizeRequest(ctx, req)
-	if err != nil {
-		return s.authorizeRefused(w, r, ar, issuer, err)
-	}
-	resp, err := s.clients.Respond(ctx, ar, done)
-	if err != nil {
-		return s.authorizeRefused(w, r, ar, issuer, err)
-	}
-	s.log.Info("client allowed", "client", done.Client.ID, "redirect", done.RedirectURI, "by", proofFrom(ctx).Owner())
-	return s.answerAuthorize(w, r, issuer, func(rec http.ResponseWriter) { p.WriteAuthorizeResponse(ctx, rec, ar, resp) })
+	return s.answerDecided(w, r, done.Form, func(ar fosite.AuthorizeRequester) (func(http.ResponseWriter), error) {
+		resp, err := s.clients.Respond(ctx, ar, done)
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("client allowed", "client", done.Client.ID, "redirect", done.RedirectURI, "by", proofFrom(ctx).Owner())
+		return func(rec http.ResponseWriter) { s.clients.Provider().WriteAuthorizeResponse(ctx, rec, ar, resp) }, nil
+	})
 }
 
 // consentDenyPost is Deny (POST /oauth/authorize/{id}/deny): the client's redirect URI gets
@@ -209,18 +218,10 @@ func (s *server) consentDenyPost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	issuer := s.issuerOf(r)
-	p := s.clients.Provider()
-	req, err := requestOf(ctx, done.Form)
-	if err != nil {
-		return err
-	}
-	ar, err := p.NewAuthorizeRequest(ctx, req)
-	if err != nil {
-		return s.authorizeRefused(w, r, ar, issuer, err)
-	}
-	return s.answerAuthorize(w, r, issuer, func(rec http.ResponseWriter) {
-		p.WriteAuthorizeError(ctx, rec, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
+	return s.answerDecided(w, r, done.Form, func(ar fosite.AuthorizeRequester) (func(http.ResponseWriter), error) {
+		return func(rec http.ResponseWriter) {
+			s.clients.Provider().WriteAuthorizeError(ctx, rec, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
+		}, nil
 	})
 }
 
