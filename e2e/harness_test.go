@@ -30,6 +30,9 @@ const (
 	// from exec of a Node client to its first request of the browser: Node started, the SDK
 	// imported, discovery and registration done (CI saw more than 10 s on two loaded cores)
 	nodeStartTimeout = 60 * time.Second
+	// from Register passkey to where registration leads: the vault is created then, its recovery
+	// slot sealed with argon2id (64 MiB, t=3), which CI once took 11.7 s for on loaded cores
+	registerTimeout = 40 * time.Second
 )
 
 // chromiumArgs keep the browser from talking to anything but the daemon under test.

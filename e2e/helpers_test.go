@@ -191,7 +191,7 @@ func registerOwner(t *testing.T, m *mavenProc, tb *tab) string {
 	signedIn := tb.Page.Locator(`nav[aria-label="Main"]`)
 	recovery := tb.Page.Locator("#recovery-code")
 	notice := tb.Page.Locator("main > section.card:not(#recovery-code) > p.warning")
-	check(t, tb.Expect.Locator(signedIn.Or(recovery).Or(notice).First()).ToBeVisible(), "registration finished")
+	check(t, registered(tb, signedIn.Or(recovery).Or(notice).First()), "registration finished")
 	if !toolsURL.MatchString(tb.Page.URL()) {
 		if ok, _ := recovery.IsVisible(); ok {
 			check(t, pageButton(tb.Page, "I have saved it").Click(), "acknowledge the recovery code")
@@ -203,6 +203,14 @@ func registerOwner(t *testing.T, m *mavenProc, tb *tab) string {
 	check(t, tb.Expect.Page(tb.Page).ToHaveURL(toolsURL), "signed in on /tools after registering")
 	check(t, tb.Expect.Locator(pageButton(tb.Page, "Sign out")).ToBeVisible(), "Sign out offered")
 	return id
+}
+
+// registered waits, for as long as a first registration may take (registerTimeout), until where
+// it leads is visible.
+func registered(tb *tab, where playwright.Locator) error {
+	return tb.Expect.Locator(where).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{
+		Timeout: playwright.Float(float64(registerTimeout.Milliseconds())),
+	})
 }
 
 // row is the element of allowlist row id on /tools.

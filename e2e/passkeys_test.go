@@ -24,7 +24,7 @@ func TestRemovingAPasskeySaysSo(t *testing.T) {
 	addAuthenticator(t, phone.Page, passkey())
 	phone.Goto(m.Rebase(link.URL))
 	check(t, pageButton(phone.Page, "Register passkey").Click(), "register the phone's passkey")
-	check(t, phone.Expect.Locator(phone.Page.Locator(`nav[aria-label="Main"]`)).ToBeVisible(), "the phone is signed in")
+	check(t, registered(phone, phone.Page.Locator(`nav[aria-label="Main"]`)), "the phone is signed in")
 
 	// A new passkey ended the laptop's session: it signs in again.
 	laptop.Goto(m.URL("/login"))
