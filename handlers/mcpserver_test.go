@@ -649,3 +649,71 @@ func TestAgentsSessionsThatMissPingsEnd(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// answerTypes notes the Content-Type of each answer to a POST, by the JSON-RPC method posted.
+type answerTypes struct {
+	next http.RoundTripper
+
+	mu    sync.Mutex
+	types map[string]string
+}
+
+func (a *answerTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if r.Method == http.MethodPost && r.GetBody != nil {
+		if body, err := r.GetBody(); err == nil {
+			_ = json.NewDecoder(body).Decode(&msg)
+			body.Close()
+		}
+	}
+	res, err := a.next.RoundTrip(r)
+	if err == nil && msg.Method != "" {
+		a.mu.Lock()
+		a.types[msg.Method] = res.Header.Get("Content-Type")
+		a.mu.Unlock()
+	}
+	return res, err
+}
+
+func (a *answerTypes) of(method string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.types[method]
+}
+
+// TestAgentsModernCallsAreAnsweredAsJSON: a 2026-07-28 call is answered as one JSON body (a
+// stateless call's stream would carry nothing but its answer), while its listen stream stays an
+// event stream; a 2025-11-25 call is still answered on an event stream, which is what makes it
+// resumable and carries what the server asks during the call.
+func TestAgentsModernCallsAreAnsweredAsJSON(t *testing.T) {
+	w, _ := agentsWorld(t, agentstest.Options{})
+	af := newAgentsFixture(t, w, handlers.AgentLimits{}, nil)
+	for _, c := range []struct {
+		version string
+		want    map[string]string // Content-Type by method
+	}{
+		{"2026-07-28", map[string]string{"tools/call": "application/json", "subscriptions/listen": "text/event-stream"}},
+		{"2025-11-25", map[string]string{"tools/call": "text/event-stream"}},
+	} {
+		types := &answerTypes{next: http.DefaultTransport, types: map[string]string{}}
+		client := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "test"}, &sdk.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {}})
+		hc := &http.Client{Transport: bearer{"token-a", types}}
+		cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: af.url + "/mcp", HTTPClient: hc},
+			&sdk.ClientSessionOptions{ProtocolVersion: c.version})
+		if err != nil {
+			t.Fatalf("%s: connect: %v", c.version, err)
+		}
+		if text, isErr := callText(t, cs, "s_read"); isErr || text != "read it" {
+			t.Errorf("%s: the call answered %q", c.version, text)
+		}
+		for method, want := range c.want {
+			if got := types.of(method); !strings.HasPrefix(got, want) {
+				t.Errorf("%s: %s was answered as %q, want %s", c.version, method, got, want)
+			}
+		}
+		cs.Close()
+	}
+}
