@@ -133,12 +133,8 @@ func newAgentEndpoint(d AgentDeps, configured []string, log *slog.Logger) (*agen
 		EventStore: replay, SessionTimeout: limits.Idle, Logger: quiet,
 		DisableLocalhostProtection: true, MaxRequestBodyBytes: maxAgentBody,
 	})
-	// A 2026-07-28 request is answered as one JSON body rather than an event stream: a
-	// stateless server sends nothing but the answer on a call's stream (no requests, no
-	// resumption; the approval link is an input_required result), so the SSE framing and its
-	// flush only cost the call (issue 23's profile). go-sdk keeps subscriptions/listen a stream.
 	e.stateless = sdk.NewStreamableHTTPHandler(e.modernServer, &sdk.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, PropagateRequestCancellation: true, Logger: quiet,
+		Stateless: true, PropagateRequestCancellation: true, Logger: quiet,
 		DisableLocalhostProtection: true, MaxRequestBodyBytes: maxAgentBody,
 	})
 	return e, nil
