@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"maven/app/activity"
+	"maven/app/agents"
+	"maven/app/agents/agentstest"
 	"maven/app/allowlist"
 	"maven/app/auth/authtest"
 	"maven/app/pending"
 	"maven/db"
+	"maven/handlers"
 )
 
 // benchFixture is a signed-in browser over an allowlist of 5,000 rows from 20 servers, a few of
@@ -218,5 +221,24 @@ func BenchmarkApprovalsPage1000(b *testing.B) {
 		if r := br.get("/approvals"); r.Code != http.StatusOK {
 			b.Fatal(r.Code)
 		}
+	}
+}
+
+// BenchmarkAgentCall is one agent's read-only call as scripts/bench times it: go-sdk's client
+// in its latest era (2026-07-28, stateless) through /mcp to a real upstream over loopback HTTP,
+// for a CPU profile of the daemon's side (go test -bench AgentCall -cpuprofile).
+func BenchmarkAgentCall(b *testing.B) {
+	for _, e := range eras[:2] {
+		b.Run(e.version, func(b *testing.B) {
+			// The client's rate is lifted: the benchmark calls as fast as it can.
+			w, _ := agentsWorld(b, agentstest.Options{Agents: agents.Options{CallsPerSecond: 1e9, Burst: 1e9}})
+			af := newAgentsFixture(b, w, handlers.AgentLimits{}, nil)
+			cs, _ := af.connect(b, e, "token-a")
+			for b.Loop() {
+				if text, isErr := callText(b, cs, "s_read"); isErr || text != "read it" {
+					b.Fatalf("the call answered %q", text)
+				}
+			}
+		})
 	}
 }

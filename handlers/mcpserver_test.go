@@ -58,7 +58,7 @@ type agentsFixture struct {
 // The origin of a reverse proxy in front of Maven on the same machine.
 const proxyOrigin = "https://maven.example"
 
-func newAgentsFixture(t *testing.T, w *agentstest.World, limits handlers.AgentLimits, serverConfig func(*http.Server)) *agentsFixture {
+func newAgentsFixture(t testing.TB, w *agentstest.World, limits handlers.AgentLimits, serverConfig func(*http.Server)) *agentsFixture {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	if serverConfig != nil {
@@ -115,7 +115,7 @@ var eras = []era{
 
 // connect connects go-sdk's client over e with token; changed receives a value on every list
 // change it is told of.
-func (af *agentsFixture) connect(t *testing.T, e era, token string) (*sdk.ClientSession, <-chan struct{}) {
+func (af *agentsFixture) connect(t testing.TB, e era, token string) (*sdk.ClientSession, <-chan struct{}) {
 	t.Helper()
 	notes := make(chan struct{}, 100)
 	client := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "test"}, &sdk.ClientOptions{
@@ -138,7 +138,7 @@ func (af *agentsFixture) connect(t *testing.T, e era, token string) (*sdk.Client
 	return cs, notes
 }
 
-func callText(t *testing.T, cs *sdk.ClientSession, name string) (string, bool) {
+func callText(t testing.TB, cs *sdk.ClientSession, name string) (string, bool) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name})
 	if err != nil {
@@ -155,7 +155,7 @@ func callText(t *testing.T, cs *sdk.ClientSession, name string) (string, bool) {
 
 // agentsWorld is a Maven whose server "s" offers a read-only "read" (enabled), a destructive
 // "write" (enabled) and "other" (left proposed).
-func agentsWorld(t *testing.T, opts agentstest.Options, more ...mcptest.ToolSpec) (*agentstest.World, *mcptest.Scripted) {
+func agentsWorld(t testing.TB, opts agentstest.Options, more ...mcptest.ToolSpec) (*agentstest.World, *mcptest.Scripted) {
 	t.Helper()
 	s := mcptest.NewScripted(append([]mcptest.ToolSpec{
 		{Name: "read", Description: "Reads.", ReadOnly: true, Text: "read it"},
