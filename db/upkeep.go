@@ -20,7 +20,7 @@ import (
 // that never pause, a few seconds at most) and goes in small steps between which writers get in.
 // Both wait for the same pause: a browsing owner's session commits on every page, and a
 // checkpoint for each would sync the disk on every request.
-// Both automatic forms stay as backstops: SQLite checkpoints at 8000 pages (Open), FTS5 merges a
+// Both automatic forms stay as backstops: SQLite checkpoints at 24,000 pages (Open), FTS5 merges a
 // level of 128 segments (crisismerge).
 type Upkeep struct {
 	kick chan struct{}

@@ -43,7 +43,7 @@ func openWithUpkeep(t *testing.T, path string, commits *atomic.Int64) (bdb *bun.
 }
 
 // TestUpkeepCopiesCommitsIntoTheFile: with the upkeep running, what a commit wrote reaches the
-// database file itself, long before SQLite's own checkpoint (8000 pages) would copy it; without
+// database file itself, long before SQLite's own checkpoint (walBackstopPages) would copy it; without
 // it, the file stays as the migrations left it.
 func TestUpkeepCopiesCommitsIntoTheFile(t *testing.T) {
 	ctx := context.Background()
