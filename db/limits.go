@@ -78,7 +78,7 @@ func (s *LimitsStore) SaveLimits(ctx context.Context, l limits.Saved) error {
 			Exec(ctx); err != nil {
 			return fmt.Errorf("save limits of tool %d: %w", l.ToolID, err)
 		}
-		return toolTx{tx}.AppendEvents(ctx, []allowlist.Event{{ToolID: l.ToolID, At: l.SavedAt, Actor: l.SavedBy,
+		return toolTx{tx: tx}.AppendEvents(ctx, []allowlist.Event{{ToolID: l.ToolID, At: l.SavedAt, Actor: l.SavedBy,
 			Action: "limits_set", Detail: detail}})
 	})
 }

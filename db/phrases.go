@@ -80,7 +80,7 @@ func (s *PhrasesStore) SavePhrases(ctx context.Context, p phrases.Saved) error {
 			Exec(ctx); err != nil {
 			return fmt.Errorf("save phrases of tool %d: %w", p.ToolID, err)
 		}
-		return toolTx{tx}.AppendEvents(ctx, []allowlist.Event{{ToolID: p.ToolID, At: p.SavedAt, Actor: p.SavedBy,
+		return toolTx{tx: tx}.AppendEvents(ctx, []allowlist.Event{{ToolID: p.ToolID, At: p.SavedAt, Actor: p.SavedBy,
 			Action: "phrases_set", Detail: detail}})
 	})
 }

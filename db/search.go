@@ -22,6 +22,12 @@ import (
 // the row keeps those that match. A query shorter than three characters, or of words all
 // shorter, is tested on every row as written.
 
+// searchCandidates is the SQL that a row is a candidate for the FTS5 query its argument: the
+// index names it, or it is not indexed yet (the upkeep indexes new rows once writes pause, so
+// those are the last few a discovery added: db.Upkeep).
+const searchCandidates = "id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ? " +
+	"UNION ALL SELECT id FROM tools WHERE id > (SELECT id FROM tools_search_through))"
+
 // matchQuery adds to q that a row matches query: narrowed by the index when the query, or one of
 // its words, has three characters or more, then checked on the row.
 func matchQuery(q *bun.SelectQuery, query string) *bun.SelectQuery {
@@ -29,9 +35,9 @@ func matchQuery(q *bun.SelectQuery, query string) *bun.SelectQuery {
 	switch {
 	case words != nil:
 		// Every row that holds the query as written holds each of its words too.
-		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(words...))
+		q = q.Where(searchCandidates, trigramQuery(words...))
 	case utf8.RuneCountInString(query) >= 3:
-		q = q.Where("id IN (SELECT rowid FROM tools_search WHERE tools_search MATCH ?)", trigramQuery(query))
+		q = q.Where(searchCandidates, trigramQuery(query))
 	}
 	held, args := holdsQuery(query)
 	if words == nil {

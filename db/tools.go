@@ -132,7 +132,8 @@ func (r toolRow) tool() (allowlist.Tool, error) {
 
 // ToolStore implements allowlist.Store.
 type ToolStore struct {
-	db *bun.DB
+	db    *bun.DB
+	stmts *stmtCache
 
 	getRunnableOnce sync.Once
 	getRunnable     *sql.Stmt
@@ -140,12 +141,12 @@ type ToolStore struct {
 }
 
 // NewToolStore returns the allowlist store over db.
-func NewToolStore(db *bun.DB) *ToolStore { return &ToolStore{db: db} }
+func NewToolStore(db *bun.DB) *ToolStore { return &ToolStore{db: db, stmts: newStmtCache(db.DB)} }
 
 // Update implements allowlist.Store.
 func (s *ToolStore) Update(ctx context.Context, fn func(allowlist.TxStore) error) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(toolTx{tx})
+		return fn(toolTx{tx: tx, stmts: s.stmts})
 	})
 }
 
@@ -209,9 +210,11 @@ func (s *ToolStore) ListEvents(ctx context.Context, toolID int64) ([]allowlist.E
 	return out, nil
 }
 
-// toolTx implements allowlist.TxStore inside one bun transaction.
+// toolTx implements allowlist.TxStore inside one bun transaction; its batch inserts go through
+// stmts, if it has one.
 type toolTx struct {
-	tx bun.Tx
+	tx    bun.Tx
+	stmts *stmtCache
 }
 
 func (t toolTx) GetTool(ctx context.Context, id int64) (allowlist.Tool, error) {
@@ -255,7 +258,7 @@ func (t toolTx) InsertTools(ctx context.Context, tools []*allowlist.Tool) error 
 		// Values are bound, not written into the SQL text: a batch of descriptions and schemas
 		// is then not parsed as SQL. RETURNING gives the rows in no promised order: each id is
 		// matched by its name.
-		res, err := t.tx.Tx.QueryContext(ctx, "INSERT INTO tools ("+toolInsertColumns+") VALUES "+
+		res, err := t.stmts.query(ctx, t.tx.Tx, "INSERT INTO tools ("+toolInsertColumns+") VALUES "+
 			placeholders(len(batch), toolInsertArity)+" RETURNING id, name", args...)
 		if err != nil {
 			return toolInsertError(err)
@@ -342,7 +345,7 @@ func (t toolTx) AppendEvents(ctx context.Context, events []allowlist.Event) erro
 			}
 			args = append(args, e.ToolID, formatTime(e.At), e.Actor, e.Action, detail)
 		}
-		if _, err := t.tx.Tx.ExecContext(ctx, "INSERT INTO tool_events (tool_id, at, actor, action, detail) VALUES "+
+		if _, err := t.stmts.exec(ctx, t.tx.Tx, "INSERT INTO tool_events (tool_id, at, actor, action, detail) VALUES "+
 			placeholders(len(batch), 5), args...); err != nil {
 			return eventInsertError(err)
 		}

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,8 +11,8 @@ import (
 )
 
 // Upkeep does the database's upkeep off the writers' path (docs/style.md#storage): once writes
-// pause, it merges the search index's segments and copies the write-ahead log into the database
-// file.
+// pause, it adds the rows inserted since its last round to the search index, merges the index's
+// segments and copies the write-ahead log into the database file.
 //
 // SQLite's automatic checkpoint runs inside the commit that crosses its threshold, and FTS5
 // merges segments inside the write that adds one: either way one writer (a server's discovery,
@@ -20,7 +21,7 @@ import (
 // that never pause, a few seconds at most) and goes in small steps between which writers get in.
 // Both wait for the same pause: a browsing owner's session commits on every page, and a
 // checkpoint for each would sync the disk on every request.
-// Both automatic forms stay as backstops: SQLite checkpoints at 8000 pages (Open), FTS5 merges a
+// Both automatic forms stay as backstops: SQLite checkpoints at 24,000 pages (Open), FTS5 merges a
 // level of 128 segments (crisismerge).
 type Upkeep struct {
 	kick chan struct{}
@@ -118,6 +119,15 @@ func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error
 		return false, fmt.Errorf("merge the search index: %w", err)
 	}
 	for {
+		indexed, err := indexStep(ctx, conn)
+		if err != nil {
+			return false, err
+		}
+		if !indexed {
+			break
+		}
+	}
+	for {
 		merged, err := mergeStep(ctx, conn)
 		if err != nil {
 			return false, err
@@ -131,6 +141,45 @@ func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error
 		return false, fmt.Errorf("merge the search index: %w", err)
 	}
 	return end != start, nil
+}
+
+// indexStepRows bounds the rows one step of indexing adds to the search index, and so what a
+// writer may wait for; each step is one segment of the index.
+const indexStepRows = 2000
+
+// indexStep adds to the search index, in one transaction, up to indexStepRows of the rows not in
+// it yet, those after tools_search_through, and moves that on past them. It reports whether
+// there were any. The transaction holds the write lock, so no row changes between being read
+// and being indexed.
+func indexStep(ctx context.Context, conn bun.Conn) (bool, error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("index new rows: %w", mapError(err, nil))
+	}
+	defer tx.Rollback()
+	var through int64
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT id FROM tools_search_through").Scan(&through); err != nil {
+		return false, fmt.Errorf("index new rows: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT max(id) FROM (SELECT id FROM tools WHERE id > ? ORDER BY id LIMIT ?)",
+		through, indexStepRows).Scan(&last); err != nil {
+		return false, fmt.Errorf("index new rows: %w", err)
+	}
+	if !last.Valid {
+		return false, nil // nothing new: the transaction wrote nothing
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO tools_search (rowid, name, scope, cmd, description) "+
+		"SELECT id, name, scope, cmd, description FROM tools WHERE id > ? AND id <= ?", through, last.Int64); err != nil {
+		return false, fmt.Errorf("index new rows: %w", mapError(err, nil))
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE tools_search_through SET id = ?", last.Int64); err != nil {
+		return false, fmt.Errorf("index new rows: %w", mapError(err, nil))
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("index new rows: %w", mapError(err, nil))
+	}
+	return true, nil
 }
 
 // mergeStep writes up to mergeStepPages pages of merged index segments, and reports whether

@@ -43,7 +43,7 @@ func openWithUpkeep(t *testing.T, path string, commits *atomic.Int64) (bdb *bun.
 }
 
 // TestUpkeepCopiesCommitsIntoTheFile: with the upkeep running, what a commit wrote reaches the
-// database file itself, long before SQLite's own checkpoint (8000 pages) would copy it; without
+// database file itself, long before SQLite's own checkpoint (walBackstopPages) would copy it; without
 // it, the file stays as the migrations left it.
 func TestUpkeepCopiesCommitsIntoTheFile(t *testing.T) {
 	ctx := context.Background()
@@ -71,8 +71,8 @@ func TestUpkeepCopiesCommitsIntoTheFile(t *testing.T) {
 	waitFor(t, "the log copied into the file", func() bool { return size() >= before+200000 })
 }
 
-// TestUpkeepMergesTheIndexWhenWritesPause: each discovery adds a segment to the search index,
-// and no write merges them (automerge 0); once writes pause, the upkeep merges them, finds every
+// TestUpkeepMergesTheIndexWhenWritesPause: each change of an indexed row's text adds a segment
+// to the search index, and no write merges them (automerge 0); once writes pause, the upkeep merges them, finds every
 // row as before, and then goes quiet: its own merges do not start it again.
 func TestUpkeepMergesTheIndexWhenWritesPause(t *testing.T) {
 	ctx := context.Background()
@@ -81,7 +81,7 @@ func TestUpkeepMergesTheIndexWhenWritesPause(t *testing.T) {
 	const rows = 20
 	proposeEach(t, bdb, rows)
 	if n := segments(t, bdb); n < rows {
-		t.Fatalf("%d segments after %d discoveries, before any upkeep: did a write merge them?", n, rows)
+		t.Fatalf("%d segments after %d changes of rows, before any upkeep: did a write merge them?", n, rows)
 	}
 	run()
 	waitFor(t, "the index merged", func() bool { return segments(t, bdb) < 4 })
@@ -107,7 +107,7 @@ func TestUpkeepMergesUnderWritesThatNeverPause(t *testing.T) {
 	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), new(atomic.Int64))
 	proposeEach(t, bdb, 20)
 	if n := segments(t, bdb); n < 20 {
-		t.Fatalf("%d segments after 20 discoveries, before any upkeep", n)
+		t.Fatalf("%d segments after 20 changes of rows, before any upkeep", n)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -132,14 +132,85 @@ func TestUpkeepMergesUnderWritesThatNeverPause(t *testing.T) {
 	waitFor(t, "the index merged while writes go on", func() bool { return segments(t, bdb) < 4 })
 }
 
-// proposeEach proposes n tools, each in a transaction of its own: n segments of the index.
+// TestADiscoveryLeavesTheSearchIndexToTheUpkeep: a discovery's transaction writes nothing to the
+// search index, yet a search right after finds its rows; once writes pause, the upkeep indexes
+// them, and a search finds them through the index, a row's new text included.
+func TestADiscoveryLeavesTheSearchIndexToTheUpkeep(t *testing.T) {
+	ctx := context.Background()
+	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), new(atomic.Int64))
+	store := db.NewToolStore(bdb)
+	svc := allowlist.NewService(store, time.Now)
+	ps := make([]allowlist.Proposal, 100)
+	for i := range ps {
+		name := fmt.Sprintf("weather_%03d", i)
+		ps[i] = allowlist.Proposal{Name: name, Cmd: []string{"mcp", "weather", name}, Scope: "mcp:weather",
+			ReadOnly: true, Description: "Reads the forecast", Source: allowlist.SourceDiscovery}
+	}
+	if err := svc.Update(ctx, func(tx *allowlist.Tx) error { _, err := tx.ProposeNew(ctx, ps); return err }); err != nil {
+		t.Fatal(err)
+	}
+	indexed := func() int {
+		var n int
+		if err := bdb.QueryRowContext(ctx, "SELECT count(*) FROM tools_search_docsize").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	found := func(query string) int {
+		rows, err := store.ListTools(ctx, allowlist.Filter{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rows)
+	}
+	if n := indexed(); n != 0 {
+		t.Fatalf("the discovery's transaction indexed %d rows; want none, the upkeep's work", n)
+	}
+	if n := found("FORECAST"); n != 100 {
+		t.Fatalf("a search right after the discovery finds %d rows; want 100", n)
+	}
+	// A row changed before its turn goes in as it is then; one changed after, by the trigger.
+	if _, err := bdb.ExecContext(ctx, "UPDATE tools SET description = 'Reads the moon' WHERE name = 'weather_001'"); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	waitFor(t, "the rows indexed", func() bool { return indexed() == 100 })
+	if _, err := bdb.ExecContext(ctx, "UPDATE tools SET description = 'Reads the tides' WHERE name = 'weather_007'"); err != nil {
+		t.Fatal(err)
+	}
+	if n, m, k := found("FORECAST"), found("tides"), found("moon"); n != 98 || m != 1 || k != 1 {
+		t.Fatalf("through the index: %d rows hold forecast, %d tides, %d moon; want 98, 1 and 1", n, m, k)
+	}
+	if _, err := bdb.ExecContext(ctx, "INSERT INTO tools_search (tools_search) VALUES ('integrity-check')"); err != nil {
+		t.Fatalf("the index disagrees with the rows: %v", err)
+	}
+}
+
+// proposeEach proposes n tools, has them all indexed, then changes each one's description in a
+// transaction of its own: n segments of the index, as the upkeep left it after a discovery
+// and n changes of rows since.
 func proposeEach(t *testing.T, bdb *bun.DB, n int) {
 	t.Helper()
+	ctx := context.Background()
 	svc := allowlist.NewService(db.NewToolStore(bdb), time.Now)
 	for i := range n {
 		name := fmt.Sprintf("weather_%02d", i)
-		if _, _, err := svc.ProposeTool(context.Background(), allowlist.Proposal{Name: name, Cmd: []string{"mcp", "weather", name},
-			Scope: "mcp:weather", ReadOnly: true, Description: "Reads the forecast", Source: allowlist.SourceDiscovery}); err != nil {
+		if _, _, err := svc.ProposeTool(ctx, allowlist.Proposal{Name: name, Cmd: []string{"mcp", "weather", name},
+			Scope: "mcp:weather", ReadOnly: true, Description: "Reads the weather", Source: allowlist.SourceDiscovery}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, stmt := range []string{
+		"INSERT INTO tools_search (tools_search) VALUES ('rebuild')",
+		"UPDATE tools_search_through SET id = (SELECT max(id) FROM tools)",
+	} {
+		if _, err := bdb.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if _, err := bdb.ExecContext(ctx, "UPDATE tools SET description = 'Reads the forecast' WHERE name = ?",
+			fmt.Sprintf("weather_%02d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
