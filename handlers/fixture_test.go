@@ -286,7 +286,7 @@ func (f *fixture) boot() {
 	f.limits = limits.NewService(db.NewLimitsStore(f.db), f.tools, f.clock.Now)
 	f.voice = voice.New(voice.Deps{Rows: f.tools, Binder: noAllowTools{}, Phrases: f.book, Activity: f.feed},
 		voice.Options{Now: f.clock.Now, Logger: logger})
-	t.Cleanup(f.voice.Close)
+	t.Cleanup(f.voice.CancelPending)
 	if f.notify, err = notify.New(ctx, db.NewPushStore(f.db), notify.Options{Origins: f.configuredOrigins(),
 		Transport: f.pushTransport, Activity: f.feed, Logger: logger}); err != nil {
 		t.Fatal(err)

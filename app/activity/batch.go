@@ -12,32 +12,36 @@ type Appender interface {
 	Append(ctx context.Context, events ...Event) error
 }
 
-// Batcher appends events to an Appender off its callers' path, as voice's turns write their
-// audit events: writing an entry to SQLite costs as much as an agent's call to a fast tool, and
-// the answer need not wait for it. One writer appends the events in the order they came, as
-// soon as it can, those that came while it wrote together in one write (one commit instead of
-// one each), so that an entry is on /activity a moment after its call was answered. The queue
-// is bounded and a full queue makes the next caller wait, so no event is ever dropped; each
-// event keeps the time its caller gave it; Close writes what is queued, so only a crash of the
-// daemon loses the last moment of events.
+// Batcher appends events to an Appender off its callers' path: writing an entry to SQLite costs
+// as much as a voice turn or an agent's call to a fast tool, and the answer need not wait for
+// it. One writer appends the events in the order they came, those of batchGather together in
+// one write (one commit instead of one each, and the write does not compete with the answer
+// that is still being sent), so that an entry is on /activity a moment after its turn or call
+// was answered. The queue is bounded and a full queue makes the next caller wait, so no event
+// is ever dropped; each event keeps the time its caller gave it; Close writes what is queued,
+// so only a crash of the daemon loses the last moment of events, as a crash during a run
+// always could.
 type Batcher struct {
 	to     Appender
 	logger *slog.Logger
 
-	mu     sync.RWMutex // held for reading to enqueue, for writing to close
-	closed bool
-	queue  chan Event
-	done   chan struct{}
+	mu      sync.RWMutex // held for reading to enqueue, for writing to close
+	closed  bool
+	queue   chan Event
+	closing chan struct{} // closed by Close: the writer stops gathering
+	done    chan struct{}
 }
 
 const (
-	batchQueue   = 256             // events that may wait for the writer
-	batchTimeout = 5 * time.Second // bounds one write
+	batchQueue   = 256                   // events that may wait for the writer
+	batchGather  = 10 * time.Millisecond // how long the writer gathers events before a write
+	batchTimeout = 5 * time.Second       // bounds one write
 )
 
 // NewBatcher starts the writer of events to to; failed writes are logged to logger.
 func NewBatcher(to Appender, logger *slog.Logger) *Batcher {
-	b := &Batcher{to: to, logger: logger, queue: make(chan Event, batchQueue), done: make(chan struct{})}
+	b := &Batcher{to: to, logger: logger, queue: make(chan Event, batchQueue), closing: make(chan struct{}),
+		done: make(chan struct{})}
 	go b.run()
 	return b
 }
@@ -64,6 +68,12 @@ func (b *Batcher) run() {
 		if !ok {
 			return
 		}
+		gather := time.NewTimer(batchGather)
+		select {
+		case <-gather.C:
+		case <-b.closing:
+		}
+		gather.Stop()
 		batch := []Event{first}
 		for more := true; more; {
 			select {
@@ -99,6 +109,7 @@ func (b *Batcher) Close() {
 	}
 	b.closed = true
 	close(b.queue)
+	close(b.closing)
 	b.mu.Unlock()
 	<-b.done
 }

@@ -31,7 +31,7 @@ func BenchmarkVoiceTurnVsDirectCall(b *testing.B) {
 	logger := slog.New(slog.DiscardHandler)
 	turns := voice.New(voice.Deps{Rows: rows, Binder: manager, Runner: runner.New(rows, manager, runner.Options{}), Lock: &lockFlag{}},
 		voice.Options{Logger: logger, TurnsPerSecond: 1e9, Burst: 1e9})
-	defer turns.Close()
+	defer turns.CancelPending()
 
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
 	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: live.url}, nil)
@@ -116,7 +116,7 @@ func BenchmarkTurnLayers(b *testing.B) {
 	run := runner.New(live.rows, live.manager, runner.Options{})
 	turns := voice.New(voice.Deps{Rows: live.rows, Binder: live.manager, Runner: run, Lock: &lockFlag{}},
 		voice.Options{Logger: slog.New(slog.DiscardHandler), TurnsPerSecond: 1e9, Burst: 1e9})
-	defer turns.Close()
+	defer turns.CancelPending()
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
 	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: live.url}, nil)
 	if err != nil {
@@ -173,7 +173,7 @@ func BenchmarkTurnAlone(b *testing.B) {
 		InputSchema: json.RawMessage(stringSchema), ReadOnly: true, Echo: true}, "search_tasks")
 	turns := voice.New(voice.Deps{Rows: live.rows, Binder: live.manager, Runner: instantRunner{}, Lock: &lockFlag{}},
 		voice.Options{Logger: slog.New(slog.DiscardHandler), TurnsPerSecond: 1e9, Burst: 1e9})
-	defer turns.Close()
+	defer turns.CancelPending()
 	for b.Loop() {
 		if r := turns.Turn(ctx, voice.Request{Conversation: "bench", Text: "search tasks milk"}); r.Outcome != voice.OutcomeRan {
 			b.Fatalf("voice turn: %+v", r)

@@ -215,9 +215,6 @@ func TestTurnsWithoutARowAreRecorded(t *testing.T) {
 	w.voice.Turn(ctx, voice.Request{Conversation: "c9", Text: "open the pod bay doors", UserID: "ha-user-1"})
 	w.lock.locked = true
 	w.voice.Turn(ctx, voice.Request{Conversation: "c9", Text: "search tasks milk"})
-	if err := w.voice.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
 	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +232,7 @@ func TestTurnsOverTheRateAreRefused(t *testing.T) {
 	w := newWorld(t)
 	slow := voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{}, Runner: w.runner, Lock: w.lock},
 		voice.Options{TurnsPerSecond: 1, Burst: 2, Now: w.clock.Now})
-	defer slow.Close()
+	defer slow.CancelPending()
 	ctx := context.Background()
 	var outcomes []voice.Outcome
 	for range 3 {
@@ -276,9 +273,6 @@ func TestALongUtteranceIsRefusedUnheard(t *testing.T) {
 	query := strings.TrimSpace(strings.Repeat("milk ", voice.MaxWords-2))
 	expectOutcome(w.turn("Hey Maven, um, could you please search tasks "+query), voice.OutcomeRan, query)
 	expectOutcome(w.turn("search tasks "+query+" now"), voice.OutcomeRefused, "at most 64 words")
-	if err := w.voice.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
 	p, err := w.feed.Query(ctx, activity.Filter{Outcome: string(voice.OutcomeRefused)})
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestATurnToARowConfirmedOnThePhoneBecomesAPendingCall(t *testing.T) {
 	}
 	v := voice.New(voice.Deps{Rows: w.Tools, Binder: w.Manager, Runner: w.Runner, Lock: w.Lock, Activity: w.Feed, Pending: w.Pending},
 		voice.Options{})
-	t.Cleanup(v.Close)
+	t.Cleanup(v.CancelPending)
 
 	r := v.Turn(ctx, voice.Request{Conversation: "c", Text: "home unlock door"})
 	if r.Outcome != voice.OutcomeConfirm || r.ExpectsReply ||

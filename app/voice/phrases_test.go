@@ -115,9 +115,6 @@ func TestAnAskRecordsTheArgumentsAsAsked(t *testing.T) {
 	if r := w.turn("four"); r.Outcome != voice.OutcomeRan {
 		t.Fatalf("%+v", r)
 	}
-	if err := w.voice.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
 	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +243,7 @@ func TestPhrasesAgainstARealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := voice.New(voice.Deps{Rows: rows, Binder: manager, Runner: runner.New(rows, manager, runner.Options{}), Lock: &lockFlag{}, Phrases: said}, voice.Options{})
-	defer v.Close()
+	defer v.CancelPending()
 	r := v.Turn(ctx, voice.Request{Conversation: "c", Text: "add twenty three and 4.5"})
 	if r.Outcome != voice.OutcomeRan || r.Output != `{"a":23,"b":4.5}` || r.Speech != "A 23, b 4.5." {
 		t.Fatalf("%+v", r)

@@ -39,7 +39,7 @@ func newAskingWorld(t *testing.T, protocols []string, window time.Duration, spec
 	w := &askingWorld{t: t, scripted: scripted, rows: l.rows, feed: activity.New(db.NewActivityStore(l.db), time.Now), lock: &lockFlag{}, conv: "kitchen"}
 	w.voice = voice.New(voice.Deps{Rows: w.rows, Binder: l.manager, Runner: runner.New(w.rows, l.manager, runner.Options{Timeout: 2 * time.Second}),
 		Lock: w.lock, Activity: w.feed}, voice.Options{ConfirmWindow: window, TurnsPerSecond: 1e6, Burst: 1e6})
-	t.Cleanup(w.voice.Close)
+	t.Cleanup(w.voice.CancelPending)
 	return w
 }
 
@@ -209,9 +209,6 @@ func TestServerQuestionUnansweredIsDeclinedAndTheCallStopped(t *testing.T) {
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := w.voice.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
 		page, err := w.feed.Query(ctx, activity.Filter{Outcome: string(voice.OutcomeCancelled)})
 		if err != nil {
 			t.Fatal(err)
@@ -302,9 +299,6 @@ func TestServerQuestionIsRepeatedOnPardon(t *testing.T) {
 func (w *askingWorld) feedText() string {
 	w.t.Helper()
 	ctx := context.Background()
-	if err := w.voice.Sync(ctx); err != nil {
-		w.t.Fatal(err)
-	}
 	page, err := w.feed.Query(ctx, activity.Filter{Limit: activity.MaxLimit})
 	if err != nil {
 		w.t.Fatal(err)

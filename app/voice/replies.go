@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"maven/app/activity"
 	"maven/app/allowlist"
@@ -20,8 +21,10 @@ import (
 	"maven/internal/suggest"
 )
 
-// maxRecorded is the most characters of an utterance an audit event keeps.
-const maxRecorded = 500
+const (
+	maxRecorded   = 500             // the most characters of an utterance an audit event keeps
+	appendTimeout = 5 * time.Second // bounds writing a turn's events to the feed
+)
 
 // record queues a turn for the activity feed, with the row it involved and the arguments bound.
 // Within Turn it is held until the reply is known (turnRecord).
@@ -37,7 +40,20 @@ func (s *Service) record(ctx context.Context, row allowlist.Tool, req Request, o
 	if tr, ok := ctx.Value(turnRecordKey{}).(*turnRecord); ok && tr.hold(e) {
 		return
 	}
-	s.audit.add(auditEvent{event: e})
+	s.append(e)
+}
+
+// append writes e to the activity feed, if the service has one. The daemon's is an
+// activity.Batcher, so a turn's reply does not wait for its entry's commit.
+func (s *Service) append(events ...activity.Event) {
+	if s.d.Activity == nil || len(events) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+	defer cancel()
+	if err := s.d.Activity.Append(ctx, events...); err != nil {
+		s.opts.Logger.Error("voice: record turns", "events", len(events), "err", err)
+	}
 }
 
 // turnRecord holds what a turn records until Turn knows what Maven said back, which the last
@@ -72,9 +88,7 @@ func (s *Service) flush(tr *turnRecord, speech string) {
 		}
 		tr.events[n-1].Detail["reply"] = speech
 	}
-	for _, e := range tr.events {
-		s.audit.add(auditEvent{event: e})
-	}
+	s.append(tr.events...)
 }
 
 // flag records what a server attempted that the owner should see: an event of the turn marked
@@ -82,8 +96,8 @@ func (s *Service) flush(tr *turnRecord, speech string) {
 func (s *Service) flag(row allowlist.Tool, req Request, flagged, reason string) {
 	detail := turnDetail(req, reason)
 	detail["flagged"] = flagged
-	s.audit.add(auditEvent{event: activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
-		ToolID: row.ID, Tool: row.Name, Outcome: string(OutcomeRefused), Detail: detail}})
+	s.append(activity.Event{At: s.opts.Now(), Actor: "voice", Action: activity.ActionVoiceTurn,
+		ToolID: row.ID, Tool: row.Name, Outcome: string(OutcomeRefused), Detail: detail})
 }
 
 // recordNoRow records a turn that involved no row: it matched nothing, or came while locked.

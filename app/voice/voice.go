@@ -173,7 +173,6 @@ type Service struct {
 	hears int
 	convs *conversations
 	limit *rate.Limiter // turns taken (DefaultTurnsPerSecond, DefaultBurst)
-	audit *auditor
 
 	mu       sync.Mutex
 	idx      *index
@@ -215,7 +214,6 @@ func New(d Deps, opts Options) *Service {
 		limit: rate.NewLimiter(rate.Limit(opts.TurnsPerSecond), opts.Burst)}
 	s.hears = maxLeadIns*longest(s.wake, fillers) + MaxWords + 1
 	s.locked = unlockReply(opts.Origins)
-	s.audit = newAuditor(s)
 	return s
 }
 

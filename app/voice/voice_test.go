@@ -120,7 +120,7 @@ func (w *world) newVoice(opts voice.Options) *voice.Service {
 	opts.TurnsPerSecond, opts.Burst = 1e6, 1e6
 	v := voice.New(voice.Deps{Rows: w.svc, Binder: w.allowed,
 		Runner: w.runner, Lock: w.lock, Phrases: w.phrases, Limits: w.limits, Activity: w.feed}, opts)
-	w.t.Cleanup(v.Close)
+	w.t.Cleanup(v.CancelPending)
 	return v
 }
 
@@ -329,7 +329,7 @@ func TestFloodOfConversationsIsBounded(t *testing.T) {
 	// No recorder: the flood test is about memory.
 	w.voice = voice.New(voice.Deps{Rows: w.svc, Binder: allowBinder{}, Runner: w.runner, Lock: w.lock},
 		voice.Options{MaxPending: 1000, TurnsPerSecond: 1e9, Burst: 1e9, Now: w.clock.Now})
-	defer w.voice.Close()
+	defer w.voice.CancelPending()
 	for i := range 100000 {
 		w.voice.Turn(ctx, voice.Request{Conversation: fmt.Sprintf("flood-%d", i), Text: "archive all"})
 	}
@@ -352,9 +352,6 @@ func TestTurnsAreAudited(t *testing.T) {
 	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "find project x"})
 	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "archive all"})
 	w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: "yes"})
-	if err := w.voice.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
 	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
 	if err != nil {
 		t.Fatal(err)
@@ -382,9 +379,6 @@ func TestTurnsKeepTheReply(t *testing.T) {
 	var said []string
 	for _, text := range []string{"open the pod bay doors", "archive all", "yes"} {
 		said = append(said, w.voice.Turn(ctx, voice.Request{Conversation: "a", Text: text}).Speech)
-	}
-	if err := w.voice.Sync(ctx); err != nil {
-		t.Fatal(err)
 	}
 	p, err := w.feed.Query(ctx, activity.Filter{Action: activity.ActionVoiceTurn})
 	if err != nil {

@@ -198,8 +198,12 @@ func (s *services) openPending(ctx context.Context, st startup, bdb *bun.DB) err
 func (s *services) openVoice(st startup, bdb *bun.DB) {
 	// One phrase book: voice rebuilds its index after the saves the pages make.
 	s.book = phrases.NewService(db.NewPhrasesStore(bdb), s.tools, time.Now)
+	// The turns' entries are written off their path (activity.Batcher), closed before the
+	// database and after voice.
+	feed := activity.NewBatcher(s.events, st.log)
+	s.closers = append(s.closers, feed.Close)
 	s.voice = voice.New(voice.Deps{Rows: s.tools, Binder: s.mcp, Runner: s.runner, Lock: s.daemon,
-		Phrases: s.book, Limits: s.limits, Activity: s.events, Pending: s.pending}, voice.Options{
+		Phrases: s.book, Limits: s.limits, Activity: feed, Pending: s.pending}, voice.Options{
 		Origins: st.cfg.Origins, WakeWords: st.cfg.Voice.WakeWords,
 		TurnsPerSecond: st.cfg.Voice.TurnsPerSecond, Burst: st.cfg.Voice.Burst, Logger: st.log,
 		OnTurn: func(o voice.Outcome) {
@@ -208,8 +212,8 @@ func (s *services) openVoice(st startup, bdb *bun.DB) {
 			}
 		},
 	})
-	// Closed before the database: the turns' queued audit events reach it.
-	s.closers = append(s.closers, s.voice.Close)
+	// The calls waiting for the owner's answer stop as the daemon does.
+	s.closers = append(s.closers, s.voice.CancelPending)
 }
 
 // close ends what openServices opened, the last opened first.
