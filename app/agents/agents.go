@@ -31,6 +31,10 @@ type Rows interface {
 	Get(ctx context.Context, id int64) (allowlist.Tool, error)
 	// Changed returns a channel closed after the next committed update.
 	Changed() <-chan struct{}
+	// Version changes after every update; ChangedSince returns the ids of the rows the updates
+	// after version wrote, and false when it does not know them.
+	Version() uint64
+	ChangedSince(version uint64) ([]int64, bool)
 }
 
 // Runner runs a row through the one run path (*runner.Executor): it reads the row again in
@@ -179,10 +183,14 @@ type client struct {
 	legacy, modern *sdk.Server
 	calls          *rate.Limiter
 
-	mu      sync.Mutex
-	policy  Policy
-	listed  map[string]*entry // by tool name: what its servers offer now
-	revoked bool
+	mu     sync.Mutex
+	policy Policy
+	listed map[string]*entry // by tool name: what its servers offer now
+	// listedIDs is listed by row id; shown is the read of the rows (shownRows.gen) they show,
+	// under the policy (0: none, or the policy changed since).
+	listedIDs map[int64]*entry
+	shown     uint64
+	revoked   bool
 }
 
 func (c *client) current() (Policy, bool) {
@@ -213,12 +221,11 @@ func (s *Service) Servers(ctx context.Context, clientID string) (legacy, modern 
 	if c != nil {
 		return c.legacy, c.modern, nil
 	}
-	entries, err := s.shown.current(ctx, s.d.Rows, s.d.Limits, s.log)
-	if err != nil {
+	if err := s.shown.read(ctx, s.d.Rows, s.d.Limits, s.log); err != nil {
 		return nil, nil, err
 	}
 	c = s.newClient(clientID, policy)
-	s.apply(c, entries)
+	s.apply(c)
 	s.mu.Lock()
 	s.clients[clientID] = c
 	s.mu.Unlock()
@@ -276,13 +283,12 @@ func (s *Service) reconcileAll(ctx context.Context) error {
 			return err
 		}
 	}
-	entries, err := s.shown.current(ctx, s.d.Rows, s.d.Limits, s.log)
-	if err != nil {
+	if err := s.shown.read(ctx, s.d.Rows, s.d.Limits, s.log); err != nil {
 		return err
 	}
 	for _, c := range clients {
 		if _, revoked := c.current(); !revoked {
-			s.apply(c, entries)
+			s.apply(c)
 		}
 	}
 	return nil
@@ -306,7 +312,7 @@ func (s *Service) readPolicy(ctx context.Context, id string) error {
 		return fmt.Errorf("agents: client %q: %w", id, err)
 	}
 	c.mu.Lock()
-	c.policy = policy
+	c.policy, c.shown = policy, 0
 	c.mu.Unlock()
 	return nil
 }
