@@ -149,6 +149,10 @@ type Service struct {
 	// reconcile serialises building what the rows show and applying it to the clients.
 	reconcile sync.Mutex
 	shown     shownRows
+
+	// listed is closed once an agent's tools/list is answered, and replaced (Listed).
+	listedMu sync.Mutex
+	listed   chan struct{}
 }
 
 // New returns a Service over d; it fails when a dependency is missing.
@@ -230,6 +234,34 @@ func (s *Service) Servers(ctx context.Context, clientID string) (legacy, modern 
 	s.clients[clientID] = c
 	s.mu.Unlock()
 	return c.legacy, c.modern, nil
+}
+
+// Listed returns a channel closed once an agent's tools/list has been answered after this call.
+// A burst of listings (a hundred sessions listing 1,000 tools) leaves tens of MiB of garbage the
+// collector keeps for the next: the daemon gives it back once they pause (cmd/maven).
+func (s *Service) Listed() <-chan struct{} {
+	s.listedMu.Lock()
+	defer s.listedMu.Unlock()
+	if s.listed == nil {
+		s.listed = make(chan struct{})
+	}
+	return s.listed
+}
+
+// noteListings closes Listed's channel after every tools/list a client's servers answer.
+func (s *Service) noteListings(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if method == "tools/list" {
+			s.listedMu.Lock()
+			if s.listed != nil {
+				close(s.listed)
+				s.listed = nil
+			}
+			s.listedMu.Unlock()
+		}
+		return res, err
+	}
 }
 
 // ClientChanged is told that a client's policy changed or that it was revoked: its agents see

@@ -366,3 +366,30 @@ func TestAChangeOfOneRowReadsThatRowAgainAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestListedIsClosedByAnAgentsListing: the channel Listed returns stays open through an agent's
+// call and is closed by its tools/list (after which the daemon gives back the memory a burst of
+// listings freed, cmd/maven's releaseAfterBursts).
+func TestListedIsClosedByAnAgentsListing(t *testing.T) {
+	w, _ := world(t, agentstest.Options{}, []mcptest.ToolSpec{readTool}, "s_read")
+	w.Clients.Set("c", agents.Policy{Name: "agent", AllTools: true})
+	cs, _ := agent(t, w, "c")
+	untilListed(t, cs, "s_read")
+	listed := w.Agents.Listed()
+	if text, isErr := call(t, cs, "s_read", nil); isErr || text != "sunny" {
+		t.Fatalf("s_read answered %q (error %v)", text, isErr)
+	}
+	select {
+	case <-listed:
+		t.Fatal("a call closed Listed")
+	default:
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-listed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an agent's tools/list did not close Listed")
+	}
+}

@@ -33,7 +33,7 @@ func (s *Service) newClient(id string, policy Policy) *client {
 	c.modern = sdk.NewServer(impl, &sdk.ServerOptions{Capabilities: caps, Logger: quiet,
 		SupportedProtocolVersions: []string{modernVersion}})
 	for _, srv := range []*sdk.Server{c.legacy, c.modern} {
-		srv.AddReceivingMiddleware(c.unknownTool)
+		srv.AddReceivingMiddleware(c.unknownTool, s.noteListings)
 	}
 	return c
 }
