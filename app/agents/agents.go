@@ -31,6 +31,10 @@ type Rows interface {
 	Get(ctx context.Context, id int64) (allowlist.Tool, error)
 	// Changed returns a channel closed after the next committed update.
 	Changed() <-chan struct{}
+	// Version changes after every update; ChangedSince returns the ids of the rows the updates
+	// after version wrote, and false when it does not know them.
+	Version() uint64
+	ChangedSince(version uint64) ([]int64, bool)
 }
 
 // Runner runs a row through the one run path (*runner.Executor): it reads the row again in
@@ -145,6 +149,10 @@ type Service struct {
 	// reconcile serialises building what the rows show and applying it to the clients.
 	reconcile sync.Mutex
 	shown     shownRows
+
+	// listed is closed once an agent's tools/list is answered, and replaced (Listed).
+	listedMu sync.Mutex
+	listed   chan struct{}
 }
 
 // New returns a Service over d; it fails when a dependency is missing.
@@ -179,10 +187,14 @@ type client struct {
 	legacy, modern *sdk.Server
 	calls          *rate.Limiter
 
-	mu      sync.Mutex
-	policy  Policy
-	listed  map[string]*entry // by tool name: what its servers offer now
-	revoked bool
+	mu     sync.Mutex
+	policy Policy
+	listed map[string]*entry // by tool name: what its servers offer now
+	// listedIDs is listed by row id; shown is the read of the rows (shownRows.gen) they show,
+	// under the policy (0: none, or the policy changed since).
+	listedIDs map[int64]*entry
+	shown     uint64
+	revoked   bool
 }
 
 func (c *client) current() (Policy, bool) {
@@ -213,16 +225,43 @@ func (s *Service) Servers(ctx context.Context, clientID string) (legacy, modern 
 	if c != nil {
 		return c.legacy, c.modern, nil
 	}
-	entries, err := s.shown.current(ctx, s.d.Rows, s.d.Limits, s.log)
-	if err != nil {
+	if err := s.shown.read(ctx, s.d.Rows, s.d.Limits, s.log); err != nil {
 		return nil, nil, err
 	}
 	c = s.newClient(clientID, policy)
-	s.apply(c, entries)
+	s.apply(c)
 	s.mu.Lock()
 	s.clients[clientID] = c
 	s.mu.Unlock()
 	return c.legacy, c.modern, nil
+}
+
+// Listed returns a channel closed once an agent's tools/list has been answered after this call.
+// A burst of listings (a hundred sessions listing 1,000 tools) leaves tens of MiB of garbage the
+// collector keeps for the next: the daemon gives it back once they pause (cmd/maven).
+func (s *Service) Listed() <-chan struct{} {
+	s.listedMu.Lock()
+	defer s.listedMu.Unlock()
+	if s.listed == nil {
+		s.listed = make(chan struct{})
+	}
+	return s.listed
+}
+
+// noteListings closes Listed's channel after every tools/list a client's servers answer.
+func (s *Service) noteListings(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if method == "tools/list" {
+			s.listedMu.Lock()
+			if s.listed != nil {
+				close(s.listed)
+				s.listed = nil
+			}
+			s.listedMu.Unlock()
+		}
+		return res, err
+	}
 }
 
 // ClientChanged is told that a client's policy changed or that it was revoked: its agents see
@@ -276,13 +315,12 @@ func (s *Service) reconcileAll(ctx context.Context) error {
 			return err
 		}
 	}
-	entries, err := s.shown.current(ctx, s.d.Rows, s.d.Limits, s.log)
-	if err != nil {
+	if err := s.shown.read(ctx, s.d.Rows, s.d.Limits, s.log); err != nil {
 		return err
 	}
 	for _, c := range clients {
 		if _, revoked := c.current(); !revoked {
-			s.apply(c, entries)
+			s.apply(c)
 		}
 	}
 	return nil
@@ -306,7 +344,7 @@ func (s *Service) readPolicy(ctx context.Context, id string) error {
 		return fmt.Errorf("agents: client %q: %w", id, err)
 	}
 	c.mu.Lock()
-	c.policy = policy
+	c.policy, c.shown = policy, 0
 	c.mu.Unlock()
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"maven/app/agents"
 	"maven/app/agents/agentstest"
 	"maven/app/allowlist"
+	"maven/app/auth"
+	"maven/app/auth/authtest"
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
@@ -302,5 +305,91 @@ func TestACallOfARowUnchangedSinceListedReadsItFromMemory(t *testing.T) {
 	}
 	if n := s.Calls("read"); n != 4 {
 		t.Errorf("the server was called %d times, want 4", n)
+	}
+}
+
+// listingRows keeps the filters of the agents service's reads of the rows.
+type listingRows struct {
+	agents.Rows
+	mu      sync.Mutex
+	filters []allowlist.Filter
+}
+
+func (r *listingRows) List(ctx context.Context, f allowlist.Filter) ([]allowlist.Tool, error) {
+	r.mu.Lock()
+	r.filters = append(r.filters, f)
+	r.mu.Unlock()
+	return r.Rows.List(ctx, f)
+}
+
+func (r *listingRows) take() []allowlist.Filter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.filters
+	r.filters = nil
+	return f
+}
+
+// TestAChangeOfOneRowReadsThatRowAgainAlone: once the agents service has read every enabled row,
+// a row disabled, then enabled again, is read again by its id alone (Rows.ChangedSince), not by
+// listing every enabled row again, and the agent's list follows both changes
+// (docs/design.md#rule-27).
+func TestAChangeOfOneRowReadsThatRowAgainAlone(t *testing.T) {
+	ctx := context.Background()
+	var rows *listingRows
+	w, _ := world(t, agentstest.Options{WrapRows: func(r agents.Rows) agents.Rows {
+		rows = &listingRows{Rows: r}
+		return rows
+	}}, []mcptest.ToolSpec{readTool, strictTool, otherTool}, "s_read", "s_strict")
+	w.Clients.Set("c", agents.Policy{Name: "agent", AllTools: true})
+	cs, _ := agent(t, w, "c")
+	untilListed(t, cs, "s_read", "s_strict")
+	rows.take()
+	row := w.Row(t, "s_strict", func(r allowlist.Tool) bool { return r.State == allowlist.StateEnabled })
+	if _, err := w.Tools.DisableTool(ctx, row.ID, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	untilListed(t, cs, "s_read")
+	w.Enable(t, "s_other")
+	row, err := w.Tools.EnableTool(ctx, row.ID, authtest.Proof(t, auth.One(auth.ActionEnableTool, row.ID, row.ApprovalDigest())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	untilListed(t, cs, "s_read", "s_strict", "s_other")
+	filters := rows.take()
+	if len(filters) == 0 {
+		t.Fatal("the changes were never read")
+	}
+	for _, f := range filters {
+		if f.IDs == nil || len(f.IDs) > 2 {
+			t.Errorf("a change of one row read %+v", f)
+		}
+	}
+}
+
+// TestListedIsClosedByAnAgentsListing: the channel Listed returns stays open through an agent's
+// call and is closed by its tools/list (after which the daemon gives back the memory a burst of
+// listings freed, cmd/maven's releaseAfterBursts).
+func TestListedIsClosedByAnAgentsListing(t *testing.T) {
+	w, _ := world(t, agentstest.Options{}, []mcptest.ToolSpec{readTool}, "s_read")
+	w.Clients.Set("c", agents.Policy{Name: "agent", AllTools: true})
+	cs, _ := agent(t, w, "c")
+	untilListed(t, cs, "s_read")
+	listed := w.Agents.Listed()
+	if text, isErr := call(t, cs, "s_read", nil); isErr || text != "sunny" {
+		t.Fatalf("s_read answered %q (error %v)", text, isErr)
+	}
+	select {
+	case <-listed:
+		t.Fatal("a call closed Listed")
+	default:
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-listed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an agent's tools/list did not close Listed")
 	}
 }

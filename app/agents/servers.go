@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,7 @@ var legacyVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v s
 // with list changes. Only legacy pings its sessions: a 2026-07-28 session lives for one request
 // (or one listen stream) and cannot be sent a request.
 func (s *Service) newClient(id string, policy Policy) *client {
-	c := &client{id: id, policy: policy, listed: map[string]*entry{},
+	c := &client{id: id, policy: policy, listed: map[string]*entry{}, listedIDs: map[int64]*entry{},
 		calls: rate.NewLimiter(rate.Limit(s.opts.CallsPerSecond), s.opts.Burst)}
 	impl := &sdk.Implementation{Name: "maven", Title: "Maven", Version: s.opts.Version}
 	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}
@@ -32,41 +33,59 @@ func (s *Service) newClient(id string, policy Policy) *client {
 	c.modern = sdk.NewServer(impl, &sdk.ServerOptions{Capabilities: caps, Logger: quiet,
 		SupportedProtocolVersions: []string{modernVersion}})
 	for _, srv := range []*sdk.Server{c.legacy, c.modern} {
-		srv.AddReceivingMiddleware(c.unknownTool)
+		srv.AddReceivingMiddleware(c.unknownTool, s.noteListings)
 	}
 	return c
 }
 
-// apply makes c's servers offer exactly the entries its policy covers: what is gone or
-// changed goes, what is new or changed comes, and go-sdk tells the connected agents
-// (notifications/tools/list_changed, or the listen stream).
-func (s *Service) apply(c *client, entries []*entry) {
+// apply makes c's servers offer exactly the entries of the last read (shown) its policy covers:
+// what is gone or changed goes, what is new or changed comes, and go-sdk tells the connected
+// agents (notifications/tools/list_changed, or the listen stream). Servers that show the read
+// before, under the same policy, take only what that read changed: one redefined row costs each
+// client a few map lookups, not a pass over every enabled row.
+func (s *Service) apply(c *client) {
+	shown := &s.shown
 	policy, _ := c.current()
-	want := make(map[string]*entry, len(entries))
-	for _, e := range entries {
-		if policy.allows(e.row.ID) {
-			want[e.tool.Name] = e
-		}
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	switch {
+	case c.shown == shown.gen:
+		return
+	case c.shown != 0 && c.shown+1 == shown.gen:
+		c.offer(policy, shown.delta, shown.prev, shown.byID, s.handler)
+	default:
+		ids := slices.Collect(maps.Keys(c.listedIDs))
+		for _, e := range shown.entries {
+			ids = append(ids, e.row.ID)
+		}
+		c.offer(policy, ids, c.listedIDs, shown.byID, s.handler)
+	}
+	c.shown = shown.gen
+}
+
+// offer replaces, for each of ids, the tool of its entry in was (if c's servers offer it) with
+// its entry in now (if any, and policy covers it). c.mu is held.
+func (c *client) offer(policy Policy, ids []int64, was, now map[int64]*entry, handler func(*client, *entry) sdk.ToolHandler) {
 	var gone []string
-	for name, e := range c.listed {
-		if want[name] != e {
-			gone = append(gone, name)
-			delete(c.listed, name)
+	for _, id := range ids {
+		if e := was[id]; e != nil && c.listed[e.tool.Name] == e && (now[id] != e || !policy.allows(id)) {
+			gone = append(gone, e.tool.Name)
+			delete(c.listed, e.tool.Name)
+			delete(c.listedIDs, id)
 		}
 	}
 	if len(gone) > 0 {
 		c.legacy.RemoveTools(gone...)
 		c.modern.RemoveTools(gone...)
 	}
-	for name, e := range want {
-		if c.listed[name] == e {
+	for _, id := range ids {
+		e := now[id]
+		if e == nil || !policy.allows(id) || c.listed[e.tool.Name] == e {
 			continue
 		}
-		c.listed[name] = e
-		h := s.handler(c, e)
+		c.listed[e.tool.Name] = e
+		c.listedIDs[id] = e
+		h := handler(c, e)
 		c.legacy.AddTool(e.tool, h)
 		c.modern.AddTool(e.tool, h)
 	}

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,11 +50,18 @@ type shownRows struct {
 	// changed and limited are closed once the rows, or their limits, changed since entries
 	// were read.
 	changed, limited <-chan struct{}
+	version          uint64 // the rows' version before that read (Rows.ChangedSince)
 	entries          []*entry
 	byID             map[int64]*entry
-	// read is the last read, for calls (still): current runs under the service's reconcile
-	// lock, a call under none.
-	read atomic.Pointer[shownRead]
+	// gen counts the reads; delta are the ids whose entry the last one changed (new, gone or
+	// another), and prev the entries before it: a client whose servers show the read before
+	// applies only those (Service.apply).
+	gen   uint64
+	delta []int64
+	prev  map[int64]*entry
+	// last is the last read, for calls (still): read runs under the service's reconcile lock,
+	// a call under none.
+	last atomic.Pointer[shownRead]
 }
 
 // shownRead is one read of the enabled rows: the entries it gave, by row id, and what is
@@ -68,28 +76,51 @@ type shownRead struct {
 // memory, as the run path answers from memory while the rows' version has not moved
 // (allowlist.Service.Runnable).
 func (r *shownRows) still(e *entry) bool {
-	read := r.read.Load()
+	read := r.last.Load()
 	return read != nil && read.byID[e.row.ID] == e && !isClosed(read.changed) && !isClosed(read.limited)
 }
 
-// current returns the entries of the enabled rows as they are now: those of the last read if
-// no update or save of limits committed since, else read again.
-func (r *shownRows) current(ctx context.Context, rows Rows, lim Limits, log *slog.Logger) ([]*entry, error) {
+// read makes entries those of the enabled rows as they are now: it keeps the last read if no
+// update or save of limits committed since; after updates alone, it takes that read's with the
+// rows those updates wrote read again (a redefined row's change reaches agents without listing every
+// enabled row, docs/design.md#rule-27); else every enabled row read again.
+func (r *shownRows) read(ctx context.Context, rows Rows, lim Limits, log *slog.Logger) error {
 	if r.changed != nil && !isClosed(r.changed) && !isClosed(r.limited) {
-		return r.entries, nil
+		return nil
 	}
-	changed, limited := rows.Changed(), lim.Changed()
-	list, err := rows.List(ctx, allowlist.Filter{States: []allowlist.State{allowlist.StateEnabled}})
+	changed, limited, version := rows.Changed(), lim.Changed(), rows.Version()
+	var written []int64
+	partial := false
+	if r.changed != nil && !isClosed(r.limited) {
+		written, partial = rows.ChangedSince(r.version)
+	}
+	var list []allowlist.Tool
+	var err error
+	switch {
+	case !partial:
+		list, err = rows.List(ctx, allowlist.Filter{States: []allowlist.State{allowlist.StateEnabled}})
+	case len(written) > 0:
+		// In any state: a row no longer enabled leaves.
+		list, err = rows.List(ctx, allowlist.Filter{IDs: written})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("agents: list the enabled rows: %w", err)
+		return fmt.Errorf("agents: list the enabled rows: %w", err)
 	}
 	in, err := lim.InForce(ctx, list)
 	if err != nil {
-		return nil, fmt.Errorf("agents: read the limits: %w", err)
+		return fmt.Errorf("agents: read the limits: %w", err)
 	}
-	entries := make([]*entry, 0, len(list))
-	byID := make(map[int64]*entry, len(list))
+	byID := make(map[int64]*entry, len(r.byID))
+	if partial {
+		maps.Copy(byID, r.byID)
+		for _, id := range written {
+			delete(byID, id)
+		}
+	}
 	for _, row := range list {
+		if row.State != allowlist.StateEnabled {
+			continue
+		}
 		e := r.byID[row.ID]
 		if e == nil || e.key != shownKey(row, in[row.ID]) {
 			if e, err = newEntry(row, in[row.ID]); err != nil {
@@ -97,12 +128,24 @@ func (r *shownRows) current(ctx context.Context, rows Rows, lim Limits, log *slo
 				continue
 			}
 		}
-		entries = append(entries, e)
 		byID[row.ID] = e
 	}
-	r.changed, r.limited, r.entries, r.byID = changed, limited, entries, byID
-	r.read.Store(&shownRead{changed: changed, limited: limited, byID: byID})
-	return entries, nil
+	entries := slices.SortedFunc(maps.Values(byID), func(a, b *entry) int { return cmp.Compare(a.row.ID, b.row.ID) })
+	var delta []int64
+	for id, e := range byID {
+		if r.byID[id] != e {
+			delta = append(delta, id)
+		}
+	}
+	for id := range r.byID {
+		if byID[id] == nil {
+			delta = append(delta, id)
+		}
+	}
+	r.gen, r.prev, r.delta = r.gen+1, r.byID, delta
+	r.changed, r.limited, r.version, r.entries, r.byID = changed, limited, version, entries, byID
+	r.last.Store(&shownRead{changed: changed, limited: limited, byID: byID})
+	return nil
 }
 
 func isClosed(ch <-chan struct{}) bool {

@@ -184,6 +184,9 @@ func (tx *Tx) insertProposed(ctx context.Context, ps []Proposal) ([]Tool, error)
 		}
 		return nil, fmt.Errorf("insert %d tools: %w", len(ps), err)
 	}
+	for _, r := range ptrs {
+		tx.written = append(tx.written, r.ID)
+	}
 	events := make([]Event, len(ps))
 	for i, p := range ps {
 		e, err := newEvent(tx.now, rows[i].ID, p.Actor, "proposed", map[string]any{

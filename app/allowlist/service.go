@@ -21,6 +21,8 @@ type Service struct {
 	// version counts committed updates, so readers can cache what they derive from the rows
 	// (the voice matcher) and rebuild only after a change.
 	version atomic.Uint64
+	// changes are the rows each recent update wrote (ChangedSince).
+	changes changeLog
 	// runnable holds the Runnable reads made at one version, and counts the whole allowlist's
 	// counts; after any update neither is used.
 	runnable runnableCache
@@ -60,10 +62,12 @@ func (s *Service) Update(ctx context.Context, fn func(*Tx) error) error {
 		return ctx.Err()
 	}
 	defer func() { <-s.writing }()
+	tx := &Tx{now: s.now().UTC()}
 	err := s.store.Update(ctx, func(st TxStore) error {
-		return fn(&Tx{st: st, now: s.now().UTC()})
+		tx.st = st
+		return fn(tx)
 	})
-	s.version.Add(1) // even after an error: a cache rebuilt for nothing costs little
+	s.recordUpdate(tx.written) // even after an error: a cache rebuilt for nothing costs little
 	s.changedMu.Lock()
 	if s.changed != nil {
 		close(s.changed)

@@ -16,6 +16,8 @@ import (
 type Tx struct {
 	st  TxStore
 	now time.Time
+	// written are the ids of the rows the transaction wrote (Service.ChangedSince).
+	written []int64
 }
 
 // List returns the rows that match filter, as the transaction sees them.
@@ -157,6 +159,7 @@ func (tx *Tx) write(ctx context.Context, t *Tool, old Tool) error {
 	if err := tx.st.UpdateTool(ctx, t); err != nil {
 		return fmt.Errorf("update tool %d: %w", t.ID, err)
 	}
+	tx.written = append(tx.written, t.ID)
 	return nil
 }
 

@@ -4,23 +4,23 @@ import (
 	"context"
 	"runtime/debug"
 	"time"
-
-	"maven/app/allowlist"
 )
 
-// releaseQuiet is how long the allowlist must go unwritten after a write before the memory it
-// freed goes back to the kernel.
+// releaseQuiet is how long a burst (writes to the allowlist, agents' listings) must pause before
+// the memory it freed goes back to the kernel.
 const releaseQuiet = 2 * time.Second
 
-// releaseAfterWrites gives back to the kernel, once writes to the allowlist have paused for
-// quiet, the memory the garbage collector keeps after them. A first discovery of many servers
+// releaseAfterBursts gives back to the kernel, once the events changed signals (each call's
+// channel closed by the next) have paused for quiet, the memory the garbage collector keeps
+// after them: writes to the allowlist (allowlist.Service.Changed) and agents' listings
+// (agents.Service.Listed, a hundred sessions listing 1,000 tools each). A first discovery of many servers
 // decodes every list at once (the MCP SDK decodes each tool's schema again through a buffer of
 // its own, 32 KiB): the collector keeps the pages that garbage freed for a later burst and gives
 // them back over minutes, tens of MiB the daemon seems to hold. release is debug.FreeOSMemory:
 // one collection, after a burst, not after every page an owner opens (those write sessions,
-// not the allowlist).
-func releaseAfterWrites(ctx context.Context, tools *allowlist.Service, quiet time.Duration, release func()) {
-	changed := tools.Changed()
+// not the allowlist) nor every agent's call.
+func releaseAfterBursts(ctx context.Context, signal func() <-chan struct{}, quiet time.Duration, release func()) {
+	changed := signal()
 	for {
 		select {
 		case <-ctx.Done():
@@ -28,7 +28,7 @@ func releaseAfterWrites(ctx context.Context, tools *allowlist.Service, quiet tim
 		case <-changed:
 		}
 		for settled := false; !settled; {
-			changed = tools.Changed()
+			changed = signal()
 			wait := time.NewTimer(quiet)
 			select {
 			case <-ctx.Done():
@@ -44,5 +44,5 @@ func releaseAfterWrites(ctx context.Context, tools *allowlist.Service, quiet tim
 	}
 }
 
-// freeOSMemory is what releaseAfterWrites releases with in the daemon.
+// freeOSMemory is what releaseAfterBursts releases with in the daemon.
 func freeOSMemory() { debug.FreeOSMemory() }

@@ -22,7 +22,7 @@ func TestMemoryGoesBackAfterABurstOfWrites(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		releaseAfterWrites(ctx, tools, 100*time.Millisecond, func() { releases.Add(1) })
+		releaseAfterBursts(ctx, tools.Changed, 100*time.Millisecond, func() { releases.Add(1) })
 	}()
 	propose := func(name string) {
 		t.Helper()
