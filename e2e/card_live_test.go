@@ -3,11 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/playwright-community/playwright-go"
 
 	"maven/app/mcp/mcptest"
 )
@@ -62,29 +58,15 @@ func TestServersCardStaysLiveAfterApproval(t *testing.T) {
 	// refresh has had its chance to go out and be swapped in: htmx raises the step-up on the
 	// button, and a card swapped in before that answer took the button out of the page and the
 	// owner's click with it (CI saw it).
-	var hold atomic.Bool
-	hold.Store(true)
-	held := make(chan playwright.Route, 1)
-	check(t, tb.Page.Route("**/servers/commands/*/approve", func(r playwright.Route) {
-		if hold.CompareAndSwap(true, false) {
-			held <- r
-			return
-		}
-		r.Continue()
-	}), "intercept the approval")
+	approval := holdNext(t, tb, "**/servers/commands/*/approve", "the approval")
 	check(t, button(notes, "Approve and start").Click(), "approve notes")
-	var approval playwright.Route
-	select {
-	case approval = <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the click sent nothing within 10 s")
-	}
+	held := approval()
 	refresh, err := tb.Page.Evaluate(nextRefreshOfTheCard)
 	check(t, err, "wait for the card's next refresh")
 	if refresh != "waits" {
 		t.Errorf("the card's refresh, while the click was on its way: %v, want it to wait its turn", refresh)
 	}
-	check(t, approval.Continue(), "let the click's answer through")
+	check(t, held.Continue(), "let the click's answer through")
 	check(t, tb.Expect.Locator(notes).ToHaveAttribute("data-state", "connected"), "notes connected, without a reload")
 	check(t, tb.Expect.Locator(notes.Locator(".server-tools")).ToHaveText("3 tools"), "with its tools counted")
 	check(t, tb.Expect.Locator(files).ToHaveAttribute("data-state", "awaiting-approval"), "files still waits")

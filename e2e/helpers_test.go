@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,6 +212,33 @@ func registered(tb *tab, where playwright.Locator) error {
 	return tb.Expect.Locator(where).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{
 		Timeout: playwright.Float(float64(registerTimeout.Milliseconds())),
 	})
+}
+
+// holdNext holds the page's next request to a URL pattern matches (a glob, as Page.Route takes
+// it) and lets every later one through; the func it returns waits for the held request, for the
+// test to Continue when it chooses. what names the request in a failure.
+func holdNext(t *testing.T, tb *tab, pattern, what string) func() playwright.Route {
+	t.Helper()
+	var hold atomic.Bool
+	hold.Store(true)
+	routes := make(chan playwright.Route, 1)
+	check(t, tb.Page.Route(pattern, func(r playwright.Route) {
+		if hold.CompareAndSwap(true, false) {
+			routes <- r
+			return
+		}
+		r.Continue()
+	}), "intercept "+what)
+	return func() playwright.Route {
+		t.Helper()
+		select {
+		case r := <-routes:
+			return r
+		case <-time.After(actionTimeout):
+			t.Fatalf("%s: nothing was sent within %s", what, actionTimeout)
+			return nil
+		}
+	}
 }
 
 // row is the element of allowlist row id on /tools.

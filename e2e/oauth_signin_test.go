@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -80,22 +78,7 @@ func TestAPollDuringTheStepUpLosesNoClick(t *testing.T) {
 	server := tb.Page.Locator(`[data-server="tasks"]`)
 	check(t, tb.Expect.Locator(server).ToHaveAttribute("data-state", "needs-auth"), "the server needs a sign-in")
 
-	var hold atomic.Bool
-	held := make(chan playwright.Route, 1)
-	check(t, tb.Page.Route("**/tools/servers*", func(r playwright.Route) {
-		if hold.CompareAndSwap(true, false) {
-			held <- r
-			return
-		}
-		r.Continue()
-	}), "intercept the card's refreshes")
-	hold.Store(true)
-	var poll playwright.Route
-	select {
-	case poll = <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the servers card did not refresh itself within 10 s")
-	}
+	poll := holdNext(t, tb, "**/tools/servers*", "the servers card's refresh")()
 	// The refresh is on its way; its answer reaches the page once the passkey has answered.
 	check(t, tb.Page.Route("**/step-up/finish", func(r playwright.Route) {
 		poll.Continue()
