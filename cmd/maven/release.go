@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"runtime/debug"
 	"time"
 )
 
@@ -43,6 +42,3 @@ func releaseAfterBursts(ctx context.Context, signal func() <-chan struct{}, quie
 		release()
 	}
 }
-
-// freeOSMemory is what releaseAfterBursts releases with in the daemon.
-func freeOSMemory() { debug.FreeOSMemory() }
