@@ -202,22 +202,6 @@ func (ab *agentBench) agent(t *testing.T, token, era string, changed func()) *sd
 	return cs
 }
 
-// health is a bare GET /healthz of the daemon, timed.
-func (ab *agentBench) health(t *testing.T, client *http.Client) time.Duration {
-	start := time.Now()
-	resp, err := client.Get(ab.d.url("/healthz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	took := time.Since(start)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /healthz: %d", resp.StatusCode)
-	}
-	return took
-}
-
 // resultText is the text of a tool result, for a failure's message.
 func resultText(res *sdk.CallToolResult) string {
 	if res == nil {
@@ -263,14 +247,14 @@ func benchAgentCall(t *testing.T, ab *agentBench, n int) agentCallTimes {
 	for i := range 2 * len(sessions) {
 		call(i)
 		ab.tasks.call(t)
-		ab.health(t, hc)
+		ab.d.healthz(t, hc)
 	}
 	var at agentCallTimes
 	for i := range n {
 		steps := []func(){
 			func() { at.agent = append(at.agent, call(i)) },
 			func() { at.direct = append(at.direct, ab.tasks.call(t)) },
-			func() { at.health = append(at.health, ab.health(t, hc)) },
+			func() { at.health = append(at.health, ab.d.healthz(t, hc)) },
 		}
 		for j := range steps {
 			steps[(i+j)%len(steps)]()
@@ -398,14 +382,14 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) (list, health, sdkList 
 	hcHealth := &http.Client{Timeout: 30 * time.Second}
 	for range 5 {
 		once()
-		ab.health(t, hcHealth)
+		ab.d.healthz(t, hcHealth)
 	}
 	for r := range n {
 		for _, i := range order(r) {
 			if i == 0 {
 				list = append(list, once())
 			} else {
-				health = append(health, ab.health(t, hcHealth))
+				health = append(health, ab.d.healthz(t, hcHealth))
 			}
 		}
 	}

@@ -328,16 +328,7 @@ func benchApprovalsPage(t *testing.T, bin string, n int) (page, health []time.Du
 		}
 		return took
 	}
-	healthz := func() time.Duration {
-		start := time.Now()
-		resp, err := client.Get(d.url("/healthz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return time.Since(start)
-	}
+	healthz := func() time.Duration { return d.healthz(t, client) }
 	for range 10 {
 		get()
 		healthz()

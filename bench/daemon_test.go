@@ -55,6 +55,22 @@ func startDaemon(t *testing.T, bin, data, cfg string) *daemon {
 // url returns the daemon's URL for path.
 func (d *daemon) url(path string) string { return "http://" + d.Addr + path }
 
+// healthz times a bare GET /healthz of d with client: the floor of every page and call figure.
+func (d *daemon) healthz(t *testing.T, client *http.Client) time.Duration {
+	start := time.Now()
+	resp, err := client.Get(d.url("/healthz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz: %d", resp.StatusCode)
+	}
+	return took
+}
+
 func (d *daemon) socket() string { return filepath.Join(d.Data, "maven.sock") }
 
 // stop sends SIGTERM and waits for the daemon to exit.

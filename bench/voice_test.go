@@ -234,20 +234,7 @@ func benchVoiceHTTP(t *testing.T, bin string, r *voiceRemote, n int) voiceHTTPTi
 		}
 		return took
 	}
-	health := func() time.Duration {
-		start := time.Now()
-		resp, err := client.Get(d.url("/healthz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		took := time.Since(start)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /healthz: %d", resp.StatusCode)
-		}
-		return took
-	}
+	health := func() time.Duration { return d.healthz(t, client) }
 	for range 20 {
 		once()
 		r.call(t)
