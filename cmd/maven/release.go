@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime/debug"
 	"time"
 )
 
@@ -42,3 +43,6 @@ func releaseAfterBursts(ctx context.Context, signal func() <-chan struct{}, quie
 		release()
 	}
 }
+
+// freeOSMemory is what releaseAfterBursts releases with in the daemon.
+func freeOSMemory() { debug.FreeOSMemory() }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -116,12 +115,8 @@ func serve(ctx context.Context, in *invocation, args []string) error {
 	defer stopSessions()
 
 	serveErr := serveHTTP(srv, ln, cfg)
-	defer runUntilStopped(ctx, func(ctx context.Context) {
-		releaseAfterBursts(ctx, svc.tools.Changed, releaseQuiet, debug.FreeOSMemory)
-	})()
-	defer runUntilStopped(ctx, func(ctx context.Context) {
-		releaseAfterBursts(ctx, svc.agents.Listed, releaseQuiet, debug.FreeOSMemory)
-	})()
+	defer runUntilStopped(ctx, func(ctx context.Context) { releaseAfterBursts(ctx, svc.tools.Changed, releaseQuiet, freeOSMemory) })()
+	defer runUntilStopped(ctx, func(ctx context.Context) { releaseAfterBursts(ctx, svc.agents.Listed, releaseQuiet, freeOSMemory) })()
 	svc.mcp.Run(ctx)
 	go svc.reload.onHangup(ctx, hup)
 	logger.Info("listening", "addr", svc.listen, "data", flags.dataDir, "version", readBuildInfo().String())
