@@ -98,6 +98,9 @@ type Scripted struct {
 	failList atomic.Bool
 	requests atomic.Int64
 	answers  []string // the client's answers to ElicitOnList
+	// handling holds, per session ID, what ends each request the session has in progress: a
+	// session's DELETE ends them (giveUp).
+	handling map[string]map[*context.CancelFunc]struct{}
 }
 
 // NewScripted returns a scripted server offering tools.
@@ -109,7 +112,7 @@ func New(opts Options, tools ...ToolSpec) *Scripted {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Scripted{specs: map[string]ToolSpec{}, calls: map[string]int{}, closed: make(chan struct{}),
+	s := &Scripted{specs: map[string]ToolSpec{}, calls: map[string]int{}, closed: make(chan struct{}), handling: map[string]map[*context.CancelFunc]struct{}{},
 		stateless: slices.ContainsFunc(opts.Protocols, func(v string) bool { return v >= "2026-07-28" })}
 	var cacheable func(context.Context, sdk.Request, *sdk.Cacheable)
 	if opts.ToolsTTL > 0 {
@@ -129,6 +132,8 @@ func New(opts Options, tools ...ToolSpec) *Scripted {
 	})
 	s.Server.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			ctx, done := s.handle(ctx, req)
+			defer done()
 			if method == "tools/list" && s.failList.Load() {
 				return nil, errors.New("scripted tools/list failure")
 			}
@@ -253,8 +258,48 @@ func (s *Scripted) RunStdio(ctx context.Context) error {
 func (s *Scripted) count(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		if r.Method == http.MethodDelete {
+			s.giveUp(r.Header.Get("Mcp-Session-Id"))
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// handle registers a request of a session in progress, until done is called; the context
+// returned ends when the session's DELETE arrives.
+func (s *Scripted) handle(ctx context.Context, req sdk.Request) (context.Context, func()) {
+	ss, ok := req.GetSession().(*sdk.ServerSession)
+	if !ok || ss.ID() == "" {
+		return ctx, func() {}
+	}
+	id := ss.ID()
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if s.handling[id] == nil {
+		s.handling[id] = map[*context.CancelFunc]struct{}{}
+	}
+	s.handling[id][&cancel] = struct{}{}
+	s.mu.Unlock()
+	return ctx, func() {
+		s.mu.Lock()
+		delete(s.handling[id], &cancel)
+		if len(s.handling[id]) == 0 {
+			delete(s.handling, id)
+		}
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// giveUp ends the requests the session has in progress, as its DELETE arrives. A server must:
+// go-sdk's ServerSession.Close waits for them, and a call whose question the client left
+// unanswered would wait for ever (an elicitation's wait ends only with its context).
+func (s *Scripted) giveUp(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for cancel := range s.handling[session] {
+		(*cancel)()
+	}
 }
 
 func (s *Scripted) handler(name string) sdk.ToolHandler {
