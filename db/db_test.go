@@ -96,7 +96,7 @@ func TestOpenSetsThePragmas(t *testing.T) {
 	}
 	want := map[string]string{
 		"busy_timeout": "5000", "journal_mode": "wal", "foreign_keys": "1",
-		"synchronous": "1", "temp_store": "2", "wal_autocheckpoint": "24000",
+		"synchronous": "1", "temp_store": "2", "wal_autocheckpoint": "24000", "cache_size": "-512",
 	}
 	for i, c := range conns {
 		for pragma, value := range want {

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	tparse "text/template/parse"
 )
 
 //go:embed all:templates
@@ -105,7 +106,8 @@ func Parse(asset func(name string) string) (*Templates, error) {
 
 // parse parses the templates in fsys, which must be exactly those models names and the layout.
 func parse(fsys fs.FS, models map[string]any, asset func(name string) string) (*Templates, error) {
-	base := template.New("").Funcs(template.FuncMap{"asset": asset})
+	funcs := template.FuncMap{"asset": asset}
+	base := template.New("").Funcs(funcs)
 	pageFiles := map[string]string{} // page name → file
 	found := map[string]bool{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -140,16 +142,72 @@ func parse(fsys fs.FS, models map[string]any, asset func(name string) string) (*
 	}
 	t := &Templates{partials: base, pages: map[string]*template.Template{}}
 	for name, p := range pageFiles {
-		page, err := base.Clone()
-		if err != nil {
-			return nil, fmt.Errorf("views: %w", err)
-		}
+		page := template.New("").Funcs(funcs)
 		if err := parseFile(fsys, page, "content", p); err != nil {
 			return nil, err
+		}
+		// A page holds a copy of the partials it can reach, not of them all: html/template
+		// copies every tree of a set it clones (its escaping rewrites them), and thirteen pages
+		// each cloning every partial were 4.5 MiB of the daemon's heap (bench/README.md).
+		for _, n := range reachable(base, page) {
+			if _, err := page.AddParseTree(n, base.Lookup(n).Tree.Copy()); err != nil {
+				return nil, fmt.Errorf("views: %s: %w", p, err)
+			}
 		}
 		t.pages[name] = page
 	}
 	return t, nil
+}
+
+// reachable names the templates of partials that page (its content) and the layout include,
+// directly or through one another, that page does not define itself.
+func reachable(partials, page *template.Template) []string {
+	var names []string
+	seen := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		t := page.Lookup(name)
+		if t == nil {
+			if t = partials.Lookup(name); t == nil || t.Tree == nil {
+				return // executing the page says what is missing, as it did when pages cloned every partial
+			}
+			names = append(names, name)
+		}
+		if t.Tree != nil {
+			templateCalls(t.Tree.Root, visit)
+		}
+	}
+	visit("content")
+	visit(layout)
+	return names
+}
+
+// templateCalls calls call with the name of every template n includes ({{template "name"}}).
+func templateCalls(n tparse.Node, call func(name string)) {
+	switch n := n.(type) {
+	case *tparse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			templateCalls(c, call)
+		}
+	case *tparse.TemplateNode:
+		call(n.Name)
+	case *tparse.IfNode:
+		templateCalls(n.List, call)
+		templateCalls(n.ElseList, call)
+	case *tparse.RangeNode:
+		templateCalls(n.List, call)
+		templateCalls(n.ElseList, call)
+	case *tparse.WithNode:
+		templateCalls(n.List, call)
+		templateCalls(n.ElseList, call)
+	}
 }
 
 // parseFile adds the file at p to t under name. The final newline is dropped, so a partial

@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -64,6 +65,51 @@ func TestParseRefusesATemplateWithoutItsModel(t *testing.T) {
 				t.Fatalf("parse: %v; want an error saying %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestPagesHoldOnlyThePartialsTheyReach: a page's set holds the partials its content and the
+// layout include, through branches and one another, and no other (each page holding a copy of
+// every partial was 4.5 MiB of the daemon's heap, bench/README.md); and it renders them.
+func TestPagesHoldOnlyThePartialsTheyReach(t *testing.T) {
+	files := fstest.MapFS{
+		"layout.html":       {Data: []byte(`<main>{{template "content" .}}</main>{{template "shared/_foot"}}`)},
+		"pages/home.html":   {Data: []byte(`{{range .}}{{template "x/_list" .}}{{else}}{{with 1}}{{template "x/_none"}}{{end}}{{end}}`)},
+		"pages/other.html":  {Data: []byte(`other`)},
+		"shared/_foot.html": {Data: []byte(`foot`)},
+		"x/_list.html":      {Data: []byte(`{{if .}}{{template "x/_row" .}}{{end}}`)},
+		"x/_row.html":       {Data: []byte(`row {{.}}`)},
+		"x/_none.html":      {Data: []byte(`none`)},
+		"x/_unused.html":    {Data: []byte(`unused`)},
+	}
+	models := map[string]any{"home": nil, "other": nil, "shared/_foot": nil, "x/_list": nil, "x/_row": nil, "x/_none": nil, "x/_unused": nil}
+	tmpl, err := parse(files, models, func(name string) string { return name })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for page, want := range map[string][]string{
+		"home":  {"shared/_foot", "x/_list", "x/_row", "x/_none"},
+		"other": {"shared/_foot"},
+	} {
+		var held []string
+		for _, tt := range tmpl.pages[page].Templates() {
+			if _, partial := models[tt.Name()]; partial {
+				held = append(held, tt.Name())
+			}
+		}
+		slices.Sort(held)
+		slices.Sort(want)
+		if !slices.Equal(held, want) {
+			t.Errorf("page %s holds the partials %v; want %v", page, held, want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Page(&buf, "home", []int{7}); err != nil || buf.String() != "<main>row 7</main>foot" {
+		t.Errorf("home rendered %q, %v", buf.String(), err)
+	}
+	buf.Reset()
+	if err := tmpl.Page(&buf, "home", []int{}); err != nil || buf.String() != "<main>none</main>foot" {
+		t.Errorf("home with nothing rendered %q, %v", buf.String(), err)
 	}
 }
 
