@@ -84,7 +84,8 @@ func (s *server) unlockBeginPost(w http.ResponseWriter, r *http.Request) error {
 // unlockFinishPost verifies the assertion, then hands its PRF output to the vault: the daemon
 // unlocks only if both succeed, and the owner is then signed in under a new session token. A
 // passkey the vault has no slot for signs the owner in and is told, plainly, that it cannot
-// unlock. Nothing here dials: the vault's unlock hook only signals the MCP supervisors.
+// unlock. Nothing here dials: the vault's unlock hook only arms the timer that wakes the MCP
+// supervisors.
 func (s *server) unlockFinishPost(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	var claimed *protocol.ParsedCredentialAssertionData // for the log when verification fails

@@ -152,7 +152,7 @@ func TestSecretServersAreDialledOnlyAfterUnlock(t *testing.T) {
 
 // TestUnlockAnswerDoesNotWaitForBlackHoledServers measures the unlock answer of a daemon with ten
 // black-holed servers that all need a secret against one with no servers, side by side in one run,
-// and reports the ratio of the medians. The unlock only signals the supervisors
+// and reports the ratio of the medians. The unlock only arms the wakes of the supervisors
 // (docs/design.md#rule-13), so the ratio stays near 1; a dial on the unlock's path would add the
 // dial timeout.
 //

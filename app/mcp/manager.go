@@ -227,50 +227,6 @@ func (m *Manager) Close() error {
 	return nil
 }
 
-// SetSecrets installs the secret lookup, or removes it with nil (the vault was locked). It never
-// blocks on a server: unlocking signals the locked supervisors, which dial on their own
-// goroutines; locking ends the sessions of servers that use secrets at once, so no further call
-// reaches them, and they go back to locked, zeroing the secret values they kept to mask errors.
-// lookup is called from the supervisors' goroutines; its values belong to the caller, who zeroes
-// them.
-func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
-	m.mu.Lock()
-	m.secrets = lookup
-	m.secretsGen++
-	m.mu.Unlock()
-	// Loaded after the secrets changed: a server Reconfigure adds later starts with them.
-	var wake []*supervisor
-	for _, s := range m.servers.Load().list() {
-		if !s.needsSecrets && !s.sealedAuth.Load() {
-			continue
-		}
-		if lookup == nil {
-			s.lock()
-			s.signal()
-			continue
-		}
-		wake = append(wake, s)
-	}
-	if len(wake) > 0 {
-		// Waking every supervisor at the instant of an unlock makes them all read secrets and
-		// dial while the unlock answer is still being written, on the same few cores; a short
-		// delay lets the owner's answer go first, and the wakes are spread over the jitter. One
-		// timer for them all: the unlock answer waits for this loop, not for a timer each.
-		time.AfterFunc(dialSpreadDelay, func() { wakeSpread(wake) })
-	}
-}
-
-// wakeSpread signals sups in a random order, spread evenly over dialSpreadJitter.
-func wakeSpread(sups []*supervisor) {
-	gap := dialSpreadJitter / time.Duration(len(sups))
-	for i, j := range rand.Perm(len(sups)) {
-		if i > 0 {
-			time.Sleep(gap)
-		}
-		sups[j].signal()
-	}
-}
-
 // Wake makes server's supervisor look again at once at what it waits for: its secrets, or the
 // approval of its command line. An unknown server is ignored. It never blocks.
 func (m *Manager) Wake(server string) {
@@ -288,19 +244,6 @@ const (
 
 // dialSpread is how long one supervisor waits before dialling at Run or after an unlock.
 func dialSpread() time.Duration { return dialSpreadDelay + rand.N(dialSpreadJitter) }
-
-// lookup returns the current secret lookup (nil when locked) and its generation.
-func (m *Manager) lookup() (func(string) ([]byte, bool), uint64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.secrets, m.secretsGen
-}
-
-func (m *Manager) generation() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.secretsGen
-}
 
 // Status returns every server's status, sorted by name.
 func (m *Manager) Status() []ServerStatus {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"maven/app/config"
@@ -134,3 +136,76 @@ type maskedError struct {
 
 func (e *maskedError) Error() string { return e.msg }
 func (e *maskedError) Unwrap() error { return e.err }
+
+// SetSecrets installs the secret lookup, or removes it with nil (the vault was locked). It never
+// blocks on a server: unlocking only arms a timer, on whose goroutine the supervisors waiting
+// for a secret are found and signalled, and they dial on their own goroutines; locking ends the
+// sessions of servers that use secrets at once, so no further call reaches them, and they go
+// back to locked, zeroing the secret values they kept to mask errors. lookup is called from the
+// supervisors' goroutines; its values belong to the caller, who zeroes them.
+func (m *Manager) SetSecrets(lookup func(name string) ([]byte, bool)) {
+	m.mu.Lock()
+	m.secrets = lookup
+	m.secretsGen++
+	m.mu.Unlock()
+	if lookup != nil {
+		// Waking every supervisor at the instant of an unlock makes them all read secrets and
+		// dial while the unlock answer is still being written, on the same few cores; a short
+		// delay lets the owner's answer go first, and the wakes are spread over the jitter. The
+		// answer waits for nothing per server: not a timer each, nor even the loop that finds
+		// them, which runs on the timer's goroutine.
+		time.AfterFunc(dialSpreadDelay, m.wakeSecretUsers)
+		return
+	}
+	for _, s := range m.secretUsers() {
+		s.lock()
+		s.signal()
+	}
+}
+
+// wakeSecretUsers signals the supervisors of the servers that use secrets, spread over the
+// jitter. Each looks at the secrets as they are when it wakes: after a lock that came in
+// between, it finds none and stays locked.
+func (m *Manager) wakeSecretUsers() {
+	if sups := m.secretUsers(); len(sups) > 0 {
+		wakeSpread(sups)
+	}
+}
+
+// secretUsers returns the supervisors of the servers that need a secret or have their OAuth
+// sign-in sealed in the vault. Loaded after the secrets changed: a server Reconfigure adds later
+// starts with them.
+func (m *Manager) secretUsers() []*supervisor {
+	all := m.servers.Load().list()
+	out := make([]*supervisor, 0, len(all))
+	for _, s := range all {
+		if s.needsSecrets || s.sealedAuth.Load() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// wakeSpread signals sups in a random order, spread evenly over dialSpreadJitter.
+func wakeSpread(sups []*supervisor) {
+	gap := dialSpreadJitter / time.Duration(len(sups))
+	for i, j := range rand.Perm(len(sups)) {
+		if i > 0 {
+			time.Sleep(gap)
+		}
+		sups[j].signal()
+	}
+}
+
+// lookup returns the current secret lookup (nil when locked) and its generation.
+func (m *Manager) lookup() (func(string) ([]byte, bool), uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.secrets, m.secretsGen
+}
+
+func (m *Manager) generation() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.secretsGen
+}
