@@ -120,15 +120,10 @@ func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error
 	if err != nil {
 		return false, fmt.Errorf("merge the search index: %w", err)
 	}
-	// A read of the feed copies what is left itself (ActivityStore.ListActivity).
-	for {
-		copied, err := feedStep(ctx, conn)
-		if err != nil {
-			return false, err
-		}
-		if !copied {
-			break
-		}
+	// The events a discovery appended go into the feed (a read of the feed that comes first
+	// copies them itself: ActivityStore.ListActivity).
+	if err := copyPendingEvents(ctx, conn); err != nil {
+		return false, err
 	}
 	for {
 		indexed, err := indexStep(ctx, conn)
