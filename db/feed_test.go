@@ -86,8 +86,8 @@ func TestUpkeepCopiesTheFeedWhenWritesPause(t *testing.T) {
 }
 
 // TestTheFeedCopiesEachEventOnce: reads of the feed and the upkeep copy events at once, while
-// discoveries append more; each event is copied once, and every read holds every event
-// committed before it.
+// discoveries append more and pause; each event is copied once, and every read holds every
+// event committed before it.
 func TestTheFeedCopiesEachEventOnce(t *testing.T) {
 	ctx := context.Background()
 	bdb, run := openWithUpkeep(t, filepath.Join(t.TempDir(), "maven.db"), new(atomic.Int64))
@@ -130,6 +130,17 @@ func TestTheFeedCopiesEachEventOnce(t *testing.T) {
 	for s := range 20 {
 		discover(t, bdb, fmt.Sprintf("server%02d", s), 100)
 		committed.Add(100)
+		if s%5 == 4 {
+			// Writes pause until the upkeep's round has run (it indexes the new rows just after
+			// copying the events), so that its copies run beside the reads' too.
+			waitFor(t, "the upkeep's round", func() bool {
+				var behind bool
+				if err := bdb.QueryRowContext(ctx, "SELECT (SELECT id FROM tools_search_through) < (SELECT max(id) FROM tools)").Scan(&behind); err != nil {
+					t.Fatal(err)
+				}
+				return !behind
+			})
+		}
 	}
 	close(done)
 	readers.Wait()
