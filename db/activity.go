@@ -32,18 +32,24 @@ type ActivityStore struct {
 
 	insertOnce sync.Once
 	insert     *sql.Stmt
+	pending    *sql.Stmt // pendingEventsSQL
 	insertErr  error
 }
 
 // NewActivityStore returns the activity store over db.
 func NewActivityStore(db *bun.DB) *ActivityStore { return &ActivityStore{db: db} }
 
-// AppendActivity implements activity.Store. Every voice turn appends an entry, so the
-// statement is prepared once instead of built and parsed each time.
+// AppendActivity implements activity.Store. Every voice turn appends an entry, so its
+// statements are prepared once instead of built and parsed each time. The tool events not in the
+// feed yet are copied first, in the same transaction, so that the feed's ids stay in the order
+// things committed, as when a trigger copied each event (entries of one time read in id order).
 func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.Entry) error {
 	s.insertOnce.Do(func() {
 		s.insert, s.insertErr = s.db.DB.PrepareContext(context.Background(),
 			"INSERT INTO activity (at, actor, action, tool_id, tool, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")
+		if s.insertErr == nil {
+			s.pending, s.insertErr = s.db.DB.PrepareContext(context.Background(), pendingEventsSQL)
+		}
 	})
 	if s.insertErr != nil {
 		return fmt.Errorf("prepare activity insert: %w", s.insertErr)
@@ -53,6 +59,15 @@ func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.
 		return fmt.Errorf("insert activity: %w", err)
 	}
 	defer tx.Rollback()
+	var through, last int64
+	if err := tx.StmtContext(ctx, s.pending).QueryRowContext(ctx).Scan(&through, &last); err != nil {
+		return fmt.Errorf("insert activity: %w", err)
+	}
+	if last > through {
+		if _, err := copyEvents(ctx, tx, through, -1); err != nil {
+			return err
+		}
+	}
 	insert := tx.StmtContext(ctx, s.insert)
 	for _, e := range entries {
 		toolID := sql.NullInt64{Int64: e.ToolID, Valid: e.ToolID != 0}
@@ -79,7 +94,13 @@ func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.
 // (20261213090100_activity), so their ids are not in the order they happened. Every filter is
 // served by an index in that order: at (with the rowid every index holds) for paging and a day,
 // (outcome, at) of the entries with an outcome, (tool, at) and (action, at) for those filters.
+//
+// It first copies into the feed the tool events that are not in it yet (copyPendingEvents), so
+// that it never misses one that has committed (docs/design.md#rule-3).
 func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]activity.Entry, error) {
+	if err := copyPendingEvents(ctx, s.db); err != nil {
+		return nil, err
+	}
 	var rows []activityRow
 	q := s.db.NewSelect().Model(&rows).OrderExpr("at DESC, id DESC").Limit(int64(f.Limit))
 	if f.Before > 0 {
@@ -115,4 +136,70 @@ func (s *ActivityStore) ListActivity(ctx context.Context, f activity.Filter) ([]
 			ToolID: r.ToolID.Int64, Tool: r.Tool, Outcome: r.Outcome, Detail: json.RawMessage(r.Detail)}
 	}
 	return out, nil
+}
+
+// feedStepEvents bounds the tool events one step copies into the feed, and so what a writer
+// may wait for.
+const feedStepEvents = 2000
+
+// pendingEventsSQL reads the highest tool event in the feed and the highest appended: those
+// between are still to copy. Both are the last entry of an index.
+const pendingEventsSQL = "SELECT (SELECT COALESCE(max(event_id), 0) FROM activity), (SELECT COALESCE(max(id), 0) FROM tool_events)"
+
+// copyPendingEvents copies into the feed every tool event not in it yet, feedStepEvents a
+// transaction. Nothing pending (the usual case for a read) takes no write lock.
+func copyPendingEvents(ctx context.Context, db bun.IDB) error {
+	var through, last int64
+	if err := db.QueryRowContext(ctx, pendingEventsSQL).Scan(&through, &last); err != nil {
+		return fmt.Errorf("copy tool events into the feed: %w", err)
+	}
+	for pending := last > through; pending; {
+		var err error
+		if pending, err = feedStep(ctx, db); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feedStep copies into the feed, in one transaction, up to feedStepEvents of the tool events
+// not in it yet, and reports whether there were any. The transaction holds the write lock from
+// its start (BEGIN IMMEDIATE, Open), so two copies never read the same watermark.
+func feedStep(ctx context.Context, db bun.IDB) (bool, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
+	}
+	defer tx.Rollback()
+	var through, last int64
+	if err := tx.QueryRowContext(ctx, pendingEventsSQL).Scan(&through, &last); err != nil {
+		return false, fmt.Errorf("copy tool events into the feed: %w", err)
+	}
+	if last <= through {
+		return false, nil // nothing new: the transaction wrote nothing
+	}
+	if _, err := copyEvents(ctx, tx, through, feedStepEvents); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
+	}
+	return true, nil
+}
+
+// copyEvents copies into the feed, in tx (which holds the write lock), up to limit (-1: all) of
+// the tool events after through, the highest event_id it holds, in id order, as migration
+// 20261227090000 maps them, and returns how many it copied.
+func copyEvents(ctx context.Context, tx bun.IConn, through int64, limit int) (int64, error) {
+	res, err := tx.ExecContext(ctx, "INSERT INTO activity (at, actor, action, tool_id, tool, outcome, detail, event_id) "+
+		"SELECT at, actor, action, tool_id, tool, outcome, detail, event_id FROM tool_events_as_activity "+
+		"WHERE event_id > ? ORDER BY event_id LIMIT ?", through, limit)
+	if err != nil {
+		return 0, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
+	}
+	copied, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("copy tool events into the feed: %w", err)
+	}
+	return copied, nil
 }

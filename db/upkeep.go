@@ -11,8 +11,9 @@ import (
 )
 
 // Upkeep does the database's upkeep off the writers' path (docs/style.md#storage): once writes
-// pause, it adds the rows inserted since its last round to the search index, merges the index's
-// segments and copies the write-ahead log into the database file.
+// pause, it copies the tool events appended since its last round into the activity feed, adds
+// the rows inserted since to the search index, merges the index's segments and copies the
+// write-ahead log into the database file.
 //
 // SQLite's automatic checkpoint runs inside the commit that crosses its threshold, and FTS5
 // merges segments inside the write that adds one: either way one writer (a server's discovery,
@@ -100,8 +101,9 @@ func (u *Upkeep) report(ctx context.Context, err error) {
 	}
 }
 
-// merge merges the search index a step at a time on a connection of its own, each step its own
-// transaction, until nothing is left to merge, and reports whether another connection committed
+// merge copies the pending tool events into the feed, indexes the new rows and merges the
+// search index, a step at a time on a connection of its own, each step its own transaction,
+// until nothing is left to do, and reports whether another connection committed
 // meanwhile (PRAGMA data_version moves for a connection when another one commits, never for its
 // own commits).
 func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error) {
@@ -117,6 +119,11 @@ func (u *Upkeep) merge(ctx context.Context, bdb *bun.DB) (others bool, err error
 	start, err := version()
 	if err != nil {
 		return false, fmt.Errorf("merge the search index: %w", err)
+	}
+	// The events a discovery appended go into the feed (a read of the feed that comes first
+	// copies them itself: ActivityStore.ListActivity).
+	if err := copyPendingEvents(ctx, conn); err != nil {
+		return false, err
 	}
 	for {
 		indexed, err := indexStep(ctx, conn)

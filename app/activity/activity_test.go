@@ -142,6 +142,25 @@ func TestVoiceEventsOfTheAuditTrailReadAsTurns(t *testing.T) {
 	}
 }
 
+// TestTheFeedKeepsTheNameAnEventHappenedUnder: a proposal renames a local command that is not
+// enabled; the feed, which copies row events after their commit, names each event with the
+// name the row had when it happened.
+func TestTheFeedKeepsTheNameAnEventHappenedUnder(t *testing.T) {
+	ctx := context.Background()
+	f := newFeed(t)
+	p := allowlist.Proposal{Name: "uptime", Cmd: []string{"/bin/date"}, Scope: allowlist.ScopeLocal}
+	if _, _, err := f.rows.ProposeTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Name = "clock"
+	if _, _, err := f.rows.ProposeTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(f.all(t, activity.Filter{})), "updated:clock proposed:uptime"; got != want {
+		t.Fatalf("feed: got %s, want %s", got, want)
+	}
+}
+
 func TestABatchIsWrittenWholeOrNotAtAll(t *testing.T) {
 	ctx := context.Background()
 	f := newFeed(t)
