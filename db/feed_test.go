@@ -2,7 +2,6 @@ package db_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
-	"github.com/uptrace/bun/migrate"
 
 	"maven/app/activity"
 	"maven/app/allowlist"
@@ -199,23 +196,8 @@ func feedRows(t *testing.T, bdb *bun.DB) []string {
 // row had when the event was appended, though it was renamed before the copy.
 func TestTheFeedCopiesEventsAsTheTriggerDid(t *testing.T) {
 	ctx := context.Background()
-	sqldb, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "maven.db")+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier := bun.NewDB(sqldb, sqlitedialect.New())
+	earlier := migratedTo(t, filepath.Join(t.TempDir(), "maven.db"), "20261226090000")
 	defer earlier.Close()
-	migrations := migrate.NewMigrations()
-	if err := migrations.Discover(migrationFS(t, "20261226090000")); err != nil {
-		t.Fatal(err)
-	}
-	m := migrate.NewMigrator(earlier, migrations, migrate.WithMarkAppliedOnSuccess(true))
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	bdb := newDB(t)
 	for _, stmt := range feedWrites {
 		for _, d := range []*bun.DB{earlier, bdb} {

@@ -34,22 +34,7 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "maven.db")
-	sqldb, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier := bun.NewDB(sqldb, sqlitedialect.New())
-	migrations := migrate.NewMigrations()
-	if err := migrations.Discover(migrationFS(t, shippedUpTo)); err != nil {
-		t.Fatal(err)
-	}
-	m := migrate.NewMigrator(earlier, migrations, migrate.WithMarkAppliedOnSuccess(true))
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	earlier := migratedTo(t, path, shippedUpTo)
 	if got := appliedNames(t, earlier); !slices.Equal(got, older) {
 		t.Fatalf("the earlier database applied %v, want %v", got, older)
 	}
@@ -105,22 +90,7 @@ func TestOpenMigratesAnOlderDatabase(t *testing.T) {
 func TestAnUpgradedFeedReadsInTimeOrder(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "maven.db")
-	sqldb, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier := bun.NewDB(sqldb, sqlitedialect.New())
-	migrations := migrate.NewMigrations()
-	if err := migrations.Discover(migrationFS(t, "20261202090000")); err != nil {
-		t.Fatal(err)
-	}
-	m := migrate.NewMigrator(earlier, migrations, migrate.WithMarkAppliedOnSuccess(true))
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	earlier := migratedTo(t, path, "20261202090000")
 	for _, stmt := range []string{
 		`INSERT INTO tools (id, name, cmd, scope, state, destructive, read_only, description, source, created_at, updated_at)
 		 VALUES (1, 'weather', '["/bin/weather"]', 'local', 'enabled', 1, 0, '', 'cli', '2026-12-01T09:00:00.000000000Z', '2026-12-01T11:00:00.000000000Z')`,
@@ -184,6 +154,30 @@ func migrationFS(t *testing.T, upTo string) fs.FS {
 		out[name] = &fstest.MapFile{Data: data}
 	}
 	return out
+}
+
+// migratedTo opens the database at path with the migrations up to upTo applied, as a Maven of
+// that time left it.
+func migratedTo(t *testing.T, path, upTo string) *bun.DB {
+	t.Helper()
+	ctx := context.Background()
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := bun.NewDB(sqldb, sqlitedialect.New())
+	migrations := migrate.NewMigrations()
+	if err := migrations.Discover(migrationFS(t, upTo)); err != nil {
+		t.Fatal(err)
+	}
+	m := migrate.NewMigrator(earlier, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return earlier
 }
 
 // migrationNames are the ids of the migrations of migrationFS, in order, each once.
