@@ -227,13 +227,20 @@ func benchReconcileFloor(t testing.TB, w floorWrites) time.Duration {
 	return time.Since(start)
 }
 
-// reportReconcile adds the reconcile of 100 servers × 100 tools beside its floor, the two
-// alternating, each in a new database, over several rounds.
-func reportReconcile(t *testing.T, e *benchEnv, rep *report) {
+// discoveryLists are the tool lists of the figure's discovery: reconcileServers servers of 100
+// tools each.
+func discoveryLists() [][]*sdk.Tool {
 	lists := make([][]*sdk.Tool, reconcileServers)
 	for s := range lists {
 		lists[s] = sdkTools(catalog(serverName(s), 100))
 	}
+	return lists
+}
+
+// reportReconcile adds the reconcile of 100 servers × 100 tools beside its floor, the two
+// alternating, each in a new database, over several rounds.
+func reportReconcile(t *testing.T, e *benchEnv, rep *report) {
+	lists := discoveryLists()
 	// A first reconcile gives the floor its writes (and warms both up).
 	var w floorWrites
 	benchReconcile(t, lists, func(sdb *sql.DB) { w = readFloorWrites(t, sdb, reconcileServers) })
@@ -270,10 +277,7 @@ func reportReconcile(t *testing.T, e *benchEnv, rep *report) {
 // moves less than the time the pass takes.
 func BenchmarkReconcileAllNew(b *testing.B) {
 	ctx := context.Background()
-	lists := make([][]*sdk.Tool, reconcileServers)
-	for s := range lists {
-		lists[s] = sdkTools(catalog(serverName(s), 100))
-	}
+	lists := discoveryLists()
 	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -300,10 +304,7 @@ func BenchmarkReconcileAllNew(b *testing.B) {
 // feed before it), in transactions of 2,000 events: the work the discovery no longer does.
 func BenchmarkFeedCatchUp(b *testing.B) {
 	ctx := context.Background()
-	lists := make([][]*sdk.Tool, reconcileServers)
-	for s := range lists {
-		lists[s] = sdkTools(catalog(serverName(s), 100))
-	}
+	lists := discoveryLists()
 	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -344,10 +345,7 @@ func processCPU(tb testing.TB) time.Duration {
 // BenchmarkReconcileFloor is the reconcile's floor alone, for profiling beside
 // BenchmarkReconcileAllNew.
 func BenchmarkReconcileFloor(b *testing.B) {
-	lists := make([][]*sdk.Tool, reconcileServers)
-	for s := range lists {
-		lists[s] = sdkTools(catalog(serverName(s), 100))
-	}
+	lists := discoveryLists()
 	var w floorWrites
 	benchReconcile(b, lists, func(sdb *sql.DB) { w = readFloorWrites(b, sdb, reconcileServers) })
 	var total time.Duration
