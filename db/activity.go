@@ -59,14 +59,8 @@ func (s *ActivityStore) AppendActivity(ctx context.Context, entries []*activity.
 		return fmt.Errorf("insert activity: %w", err)
 	}
 	defer tx.Rollback()
-	var through, last int64
-	if err := tx.StmtContext(ctx, s.pending).QueryRowContext(ctx).Scan(&through, &last); err != nil {
-		return fmt.Errorf("insert activity: %w", err)
-	}
-	if last > through {
-		if _, err := copyEvents(ctx, tx, through, -1); err != nil {
-			return err
-		}
+	if _, err := copyPendingIn(ctx, tx, tx.StmtContext(ctx, s.pending).QueryRowContext(ctx), -1); err != nil {
+		return err
 	}
 	insert := tx.StmtContext(ctx, s.insert)
 	for _, e := range entries {
@@ -171,15 +165,9 @@ func feedStep(ctx context.Context, db bun.IDB) (bool, error) {
 		return false, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
 	}
 	defer tx.Rollback()
-	var through, last int64
-	if err := tx.QueryRowContext(ctx, pendingEventsSQL).Scan(&through, &last); err != nil {
-		return false, fmt.Errorf("copy tool events into the feed: %w", err)
-	}
-	if last <= through {
-		return false, nil // nothing new: the transaction wrote nothing
-	}
-	if _, err := copyEvents(ctx, tx, through, feedStepEvents); err != nil {
-		return false, err
+	copied, err := copyPendingIn(ctx, tx, tx.QueryRowContext(ctx, pendingEventsSQL), feedStepEvents)
+	if err != nil || !copied {
+		return false, err // nothing new: the transaction wrote nothing
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
@@ -187,19 +175,22 @@ func feedStep(ctx context.Context, db bun.IDB) (bool, error) {
 	return true, nil
 }
 
-// copyEvents copies into the feed, in tx (which holds the write lock), up to limit (-1: all) of
-// the tool events after through, the highest event_id it holds, in id order, as migration
-// 20261227090000 maps them, and returns how many it copied.
-func copyEvents(ctx context.Context, tx bun.IConn, through int64, limit int) (int64, error) {
-	res, err := tx.ExecContext(ctx, "INSERT INTO activity (at, actor, action, tool_id, tool, outcome, detail, event_id) "+
+// copyPendingIn copies into the feed, in tx (which holds the write lock), up to limit (-1: all)
+// of the tool events after the highest event_id it holds, in id order, as migration
+// 20261227090000 maps them. pending is tx's answer to pendingEventsSQL; it reports whether
+// there were any to copy.
+func copyPendingIn(ctx context.Context, tx bun.IConn, pending *sql.Row, limit int) (bool, error) {
+	var through, last int64
+	if err := pending.Scan(&through, &last); err != nil {
+		return false, fmt.Errorf("copy tool events into the feed: %w", err)
+	}
+	if last <= through {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO activity (at, actor, action, tool_id, tool, outcome, detail, event_id) "+
 		"SELECT at, actor, action, tool_id, tool, outcome, detail, event_id FROM tool_events_as_activity "+
-		"WHERE event_id > ? ORDER BY event_id LIMIT ?", through, limit)
-	if err != nil {
-		return 0, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
+		"WHERE event_id > ? ORDER BY event_id LIMIT ?", through, limit); err != nil {
+		return false, fmt.Errorf("copy tool events into the feed: %w", mapError(err, nil))
 	}
-	copied, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("copy tool events into the feed: %w", err)
-	}
-	return copied, nil
+	return true, nil
 }
