@@ -113,7 +113,7 @@ func New(opts Options, tools ...ToolSpec) *Scripted {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scripted{specs: map[string]ToolSpec{}, calls: map[string]int{}, closed: make(chan struct{}), handling: map[string]map[*context.CancelFunc]struct{}{},
-		stateless: slices.ContainsFunc(opts.Protocols, func(v string) bool { return v >= "2026-07-28" })}
+		stateless: stateless(opts.Protocols)}
 	var cacheable func(context.Context, sdk.Request, *sdk.Cacheable)
 	if opts.ToolsTTL > 0 {
 		cacheable = func(_ context.Context, req sdk.Request, c *sdk.Cacheable) {

@@ -6,6 +6,7 @@
 //
 //	scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE]
 //	             [-era modern|legacy] [-ttl D] [-quiet] TOOLS.json
+//	scripted-mcp -relay URL [-token T] [-era modern|legacy] -http ADDR -addr FILE
 //
 // With -calls, every tool call appends one line "NAME ARGS-JSON" to FILE. With -pid, the
 // process writes its pid to FILE once it is serving. -redefine-every and -rename-every make it
@@ -15,6 +16,10 @@
 // FILE: a server in a process of its own, as real ones are. -era restricts it to one protocol
 // era (mcptest.Modern or mcptest.Legacy; go-sdk's default otherwise), -ttl puts a ttlMs hint on
 // its tool lists, and -quiet leaves listChanged out of its capabilities.
+//
+// With -relay it is instead the bare floor of an MCP gateway (mcptest.Relay): it offers the tools
+// of the streamable-HTTP server at URL (sending -token as a bearer token) and makes every call
+// there, with nothing between.
 package main
 
 import (
@@ -52,20 +57,22 @@ func run() error {
 	era := flag.String("era", "", `speak only this protocol era: "modern" (2026-07-28) or "legacy" (2025)`)
 	ttl := flag.Duration("ttl", 0, "the ttlMs hint on every tools/list answer")
 	quiet := flag.Bool("quiet", false, "do not announce list changes")
+	relay := flag.String("relay", "", "offer the tools of the streamable-HTTP server at this URL, and call them there")
+	token := flag.String("token", "", "with -relay, the bearer token to send")
 	flag.Parse()
+	protocols, err := eraProtocols(*era)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if *relay != "" {
+		return serveRelay(ctx, *relay, *token, protocols, *httpAddr, *addrFile)
+	}
 	if flag.NArg() != 1 {
 		return fmt.Errorf("usage: scripted-mcp [-calls FILE] [-pid FILE] [-redefine-every D] [-rename-every D] [-http ADDR -addr FILE] [-era modern|legacy] [-ttl D] [-quiet] TOOLS.json")
 	}
-	opts := mcptest.Options{ToolsTTL: *ttl, Quiet: *quiet}
-	switch *era {
-	case "":
-	case "modern":
-		opts.Protocols = mcptest.Modern
-	case "legacy":
-		opts.Protocols = mcptest.Legacy
-	default:
-		return fmt.Errorf(`-era: want "modern" or "legacy", got %q`, *era)
-	}
+	opts := mcptest.Options{ToolsTTL: *ttl, Quiet: *quiet, Protocols: protocols}
 	toolsFile := flag.Arg(0)
 	specs, err := mcptest.LoadTools(toolsFile)
 	if err != nil {
@@ -93,10 +100,8 @@ func run() error {
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
 	if *httpAddr != "" {
-		return serveHTTP(ctx, s, *httpAddr, *addrFile)
+		return serveHTTP(ctx, s.HTTPHandler(), *httpAddr, *addrFile)
 	}
 	return s.RunStdio(ctx)
 }
@@ -153,13 +158,41 @@ func churn(s *mcptest.Scripted, specs []mcptest.ToolSpec, d time.Duration, chang
 	}
 }
 
-func serveHTTP(ctx context.Context, s *mcptest.Scripted, addr, addrFile string) error {
+// eraProtocols are the protocol versions of the -era flag's value.
+func eraProtocols(era string) ([]string, error) {
+	switch era {
+	case "":
+		return nil, nil
+	case "modern":
+		return mcptest.Modern, nil
+	case "legacy":
+		return mcptest.Legacy, nil
+	}
+	return nil, fmt.Errorf(`-era: want "modern" or "legacy", got %q`, era)
+}
+
+// serveRelay serves a relay of the server at url over streamable HTTP on addr.
+func serveRelay(ctx context.Context, url, token string, protocols []string, addr, addrFile string) error {
+	if addr == "" {
+		return errors.New("-relay serves streamable HTTP only: give -http ADDR")
+	}
+	r, err := mcptest.NewRelay(ctx, url, token, protocols)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return serveHTTP(ctx, r.HTTPHandler(), addr, addrFile)
+}
+
+// serveHTTP serves h at /mcp on addr until ctx is done, writing the address it listens on to
+// addrFile.
+func serveHTTP(ctx context.Context, h http.Handler, addr, addrFile string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.HTTPHandler())
+	mux.Handle("/mcp", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
