@@ -50,7 +50,9 @@ const agentClients = 40
 // SIGHUP. Each upstream is scripted-mcp serving streamable HTTP from a process of its own.
 type agentBench struct {
 	d          *daemon
-	tasks      *voiceRemote // the tasks server and a direct session on it
+	tasks      *voiceRemote       // the tasks server and a direct session on it
+	relay      *sdk.ClientSession // a session on a bare relay of the tasks server (mcptest.Relay)
+	scripted   string             // the scripted-mcp binary
 	modernPID  int
 	modernFile string
 	modern     []mcptest.ToolSpec
@@ -70,7 +72,7 @@ const (
 // does), adds the static clients over IPC, and returns once every server is connected.
 func startAgentBench(t *testing.T, bin, scripted string) *agentBench {
 	dir := t.TempDir()
-	ab := &agentBench{tasks: startVoiceRemote(t, scripted), rows: map[string]int64{},
+	ab := &agentBench{tasks: startVoiceRemote(t, scripted), rows: map[string]int64{}, scripted: scripted,
 		transport: &http.Transport{MaxIdleConnsPerHost: 200, IdleConnTimeout: time.Minute}}
 	t.Cleanup(ab.transport.CloseIdleConnections)
 	many := make([]mcptest.ToolSpec, agentManyTools)
@@ -99,6 +101,7 @@ func startAgentBench(t *testing.T, bin, scripted string) *agentBench {
 		"modern": {"type": "http", "url": %q}}}`, ab.tasks.url, manyURL, modernURL)))
 	data := filepath.Join(dir, "data")
 	ab.d = startEnabled(t, bin, data, cfg, 1+agentManyTools+agentModernTools)
+	ab.relay = connectSDK(t, startRelay(t, scripted, ab.tasks.url, ""))
 	for _, row := range ipcTools(t, ab.d) {
 		if len(row.Cmd) == 3 && row.Cmd[1] == "modern" {
 			ab.rows[row.Cmd[2]] = row.ID
@@ -216,9 +219,10 @@ func resultText(res *sdk.CallToolResult) string {
 	return fmt.Sprintf("isError %v: %s", res.IsError, strings.Join(parts, " "))
 }
 
-// agentCallTimes are the call figure's three sides: an agent's call through /mcp, the same call
-// straight to the tasks server, and a bare GET /healthz of the daemon.
-type agentCallTimes struct{ agent, direct, health []time.Duration }
+// agentCallTimes are the call figure's sides: an agent's call through /mcp, the same call
+// straight to the tasks server, a bare GET /healthz of the daemon, and the same call through a
+// bare relay of the tasks server (go-sdk's server and client with nothing between).
+type agentCallTimes struct{ agent, direct, health, relay []time.Duration }
 
 // benchAgentCall times an agent's search_tasks call through /mcp against the same call made
 // directly on the tasks server and GET /healthz, interleaved in one loop (the order rotates), n
@@ -243,11 +247,21 @@ func benchAgentCall(t *testing.T, ab *agentBench, n int) agentCallTimes {
 		}
 		return took
 	}
+	relayed := func() time.Duration {
+		start := time.Now()
+		res, err := ab.relay.CallTool(ctx, &sdk.CallToolParams{Name: "search_tasks", Arguments: map[string]any{"query": "milk"}})
+		took := time.Since(start)
+		if err != nil || res.IsError {
+			t.Fatalf("a call through the relay: %v %s", err, resultText(res))
+		}
+		return took
+	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	for i := range 2 * len(sessions) {
 		call(i)
 		ab.tasks.call(t)
 		ab.d.healthz(t, hc)
+		relayed()
 	}
 	var at agentCallTimes
 	for i := range n {
@@ -255,6 +269,7 @@ func benchAgentCall(t *testing.T, ab *agentBench, n int) agentCallTimes {
 			func() { at.agent = append(at.agent, call(i)) },
 			func() { at.direct = append(at.direct, ab.tasks.call(t)) },
 			func() { at.health = append(at.health, ab.d.healthz(t, hc)) },
+			func() { at.relay = append(at.relay, relayed()) },
 		}
 		for j := range steps {
 			steps[(i+j)%len(steps)]()
@@ -292,12 +307,19 @@ func (l *listRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 // nextCursorRE finds the cursor of a tools/list answer's next page.
 var nextCursorRE = regexp.MustCompile(`"nextCursor":"([^"]+)"`)
 
+// agentListTimes are the list figure's sides: an agent's tools/list of the 1,000 rows through
+// /mcp, a bare GET /healthz of the daemon, the same listing from a bare go-sdk server offering
+// the same 1,000 tools (a relay of Maven's list), and the listing through go-sdk's client.
+type agentListTimes struct{ list, health, bare, sdkList []time.Duration }
+
 // benchAgentList times an agent's whole tools/list (every page) of the 1,000 rows against GET
-// /healthz, alternately, n times each. The list is the request go-sdk's client sends (a
-// 2026-07-28 one, recorded once), sent over plain HTTP and read to its end, so that what is
-// timed is Maven's answer, not the client's decoding of it; beside them, for reference, the same
-// listing through go-sdk's client, whose decoding checks every tool's schema again.
-func benchAgentList(t *testing.T, ab *agentBench, n int) (list, health, sdkList []time.Duration) {
+// /healthz and against the same listing from a bare go-sdk server offering the same tools (a
+// relay of Maven's list, started here: go-sdk's own encoding of the answer), interleaved, n
+// times each. The list is the request go-sdk's client sends (a 2026-07-28 one, recorded once),
+// sent over plain HTTP and read to its end, so that what is timed is the server's answer, not the
+// client's decoding of it; after them, for reference, the same listing through go-sdk's client,
+// whose decoding checks every tool's schema again.
+func benchAgentList(t *testing.T, ab *agentBench, n int) agentListTimes {
 	ctx := context.Background()
 	rec := &listRecorder{base: ab.transport}
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench-agent", Version: "0"}, nil)
@@ -328,7 +350,8 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) (list, health, sdkList 
 		t.Fatal("go-sdk's client sent no tools/list")
 	}
 	raw := &http.Client{Timeout: 30 * time.Second, Transport: withBearer{ab.tokens[0], ab.transport}}
-	page := func(cursor string) []byte {
+	bareURL := startRelay(t, ab.scripted, ab.d.Origin()+"/mcp", ab.tokens[0])
+	page := func(url, cursor string) []byte {
 		body := rec.body
 		if cursor != "" {
 			var msg map[string]any
@@ -345,7 +368,7 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) (list, health, sdkList 
 				t.Fatal(err)
 			}
 		}
-		req, err := http.NewRequest(http.MethodPost, ab.d.Origin()+"/mcp", bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,11 +384,11 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) (list, health, sdkList 
 		}
 		return answer
 	}
-	once := func() time.Duration {
+	once := func(url string) time.Duration {
 		start := time.Now()
 		tools, cursor := 0, ""
 		for {
-			answer := page(cursor)
+			answer := page(url, cursor)
 			tools += bytes.Count(answer, []byte(`"inputSchema"`))
 			m := nextCursorRE.FindSubmatch(answer)
 			if m == nil {
@@ -375,28 +398,32 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) (list, health, sdkList 
 		}
 		took := time.Since(start)
 		if tools != want {
-			t.Fatalf("tools/list over HTTP gave %d tools, want %d", tools, want)
+			t.Fatalf("tools/list of %s over HTTP gave %d tools, want %d", url, tools, want)
 		}
 		return took
 	}
 	hcHealth := &http.Client{Timeout: 30 * time.Second}
-	for range 5 {
-		once()
-		ab.d.healthz(t, hcHealth)
+	var lt agentListTimes
+	steps := []func(){
+		func() { lt.list = append(lt.list, once(ab.d.Origin()+"/mcp")) },
+		func() { lt.health = append(lt.health, ab.d.healthz(t, hcHealth)) },
+		func() { lt.bare = append(lt.bare, once(bareURL)) },
 	}
+	for range 5 {
+		for _, step := range steps {
+			step()
+		}
+	}
+	lt = agentListTimes{}
 	for r := range n {
-		for _, i := range order(r) {
-			if i == 0 {
-				list = append(list, once())
-			} else {
-				health = append(health, ab.d.healthz(t, hcHealth))
-			}
+		for j := range steps {
+			steps[(r+j)%len(steps)]()
 		}
 	}
 	for range max(5, n/10) {
-		sdkList = append(sdkList, viaSDK())
+		lt.sdkList = append(lt.sdkList, viaSDK())
 	}
-	return list, health, sdkList
+	return lt
 }
 
 // benchAgentChange times, n times, the modern server redefining one enabled tool (its tools
@@ -545,17 +572,25 @@ func reportAgents(t *testing.T, e *benchEnv, rep *report) {
 	rep.quotient("An agent's read-only call (`tools/call` through `/mcp`, a static client's token)", ms(median(at.agent)),
 		fmt.Sprintf("%s (the same call straight to the server %s + `GET /healthz` %s)", ms(floor), ms(median(at.direct)), ms(median(at.health))),
 		ratio(median(at.agent), floor), targetAgentCallRatio)
+	relay := median(at.relay)
+	rep.reference("The same agent's call beside the same call through a bare relay (`mcptest.Relay`: go-sdk's server and client, nothing between)",
+		ms(median(at.agent)), fmt.Sprintf("%s (the relay; itself %.2f× the call's floor above)", ms(relay), ratio(relay, floor)),
+		ratio(median(at.agent), relay))
 	rep.raw("agent's call through /mcp", at.agent)
 	rep.raw("the same call straight to the server, beside it", at.direct)
 	rep.raw("GET /healthz, beside it", at.health)
+	rep.raw("the same call through a bare go-sdk relay, beside it", at.relay)
 
-	list, health, sdkList := benchAgentList(t, ab, e.n(201))
-	rep.versus(fmt.Sprintf("An agent's `tools/list` of 1,000 enabled rows, over HTTP (median %s; issue 20 asked ≤ 5 ms)", ms(median(list))),
-		list, health, "`GET /healthz`", targetAgentListRatio)
-	rep.add("The same listing through go-sdk's client, its decoding of the 1,000 tools included: median", ms(median(sdkList)))
-	rep.raw("agent's tools/list over HTTP, 1,000 rows", list)
-	rep.raw("GET /healthz, beside it", health)
-	rep.raw("the same listing through go-sdk's client", sdkList)
+	lt := benchAgentList(t, ab, e.n(201))
+	rep.versus(fmt.Sprintf("An agent's `tools/list` of 1,000 enabled rows, over HTTP (median %s; issue 20 asked ≤ 5 ms)", ms(median(lt.list))),
+		lt.list, lt.health, "`GET /healthz`", targetAgentListRatio)
+	rep.reference("The same listing beside a bare go-sdk server offering the same 1,000 tools (a relay of Maven's list)",
+		ms(median(lt.list)), ms(median(lt.bare))+" (the bare server)", ratio(median(lt.list), median(lt.bare)))
+	rep.add("The same listing through go-sdk's client, its decoding of the 1,000 tools included: median", ms(median(lt.sdkList)))
+	rep.raw("agent's tools/list over HTTP, 1,000 rows", lt.list)
+	rep.raw("GET /healthz, beside it", lt.health)
+	rep.raw("the same listing from a bare go-sdk server, beside it", lt.bare)
+	rep.raw("the same listing through go-sdk's client", lt.sdkList)
 
 	heard, reconciled := benchAgentChange(t, ab, agentModernTools)
 	rep.versus(fmt.Sprintf("A 2026-07-28 server redefines an enabled tool → a connected agent hears its list changed (median of %d)", len(heard)),

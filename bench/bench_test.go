@@ -138,6 +138,12 @@ func (r *report) quotient(figure, measured, floor string, q, target float64) {
 	r.rows = append(r.rows, reportRow{figure, measured, floor, fmt.Sprintf("%.2f", q), fmt.Sprintf("≤ %.2f", target), okIf(q <= target)})
 }
 
+// reference adds a row for a ratio q of measured to floor with no target of its own: what a
+// figure whose target is not met costs beside the bare parts it is built on.
+func (r *report) reference(figure, measured, floor string, q float64) {
+	r.rows = append(r.rows, reportRow{figure, measured, floor, fmt.Sprintf("%.2f", q), "—", "—"})
+}
+
 // add adds a row with no floor: a count, or a figure kept for reference, with no target.
 func (r *report) add(figure, measured string) {
 	r.rows = append(r.rows, reportRow{figure, measured, "—", "—", "—", "—"})

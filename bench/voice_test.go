@@ -52,22 +52,48 @@ func startVoiceRemote(t *testing.T, scripted string) *voiceRemote {
 		t.Fatal(err)
 	}
 	r := &voiceRemote{url: startScriptedHTTP(t, scripted, writeFile(t, dir, "tools.json", tools))}
-	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
-	r.direct, err = client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: r.url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.direct.Close() })
+	r.direct = connectSDK(t, r.url)
 	return r
+}
+
+// connectSDK connects a go-sdk client to the streamable-HTTP server at url, until the test ends.
+func connectSDK(t *testing.T, url string) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // startScriptedHTTP starts scripted-mcp serving streamable HTTP from a process of its own, with
 // args before its tools file, stops it when the test ends, and returns its endpoint.
 func startScriptedHTTP(t *testing.T, scripted, toolsFile string, args ...string) string {
 	t.Helper()
+	return serveScripted(t, scripted, nil, append(args, toolsFile)...)
+}
+
+// startRelay starts scripted-mcp as a bare relay (mcptest.Relay) of the 2026-07-28 server at
+// url, sending token, and returns its endpoint. The relay holds a few MiB where the daemon holds
+// tens, and Go collects a heap each time it doubles: with GOGC=800 its heap may grow about as far
+// as the daemon's before a collection, so that the floor is not slowed by collections the daemon
+// does not make (bench/README.md has the figure both ways).
+func startRelay(t *testing.T, scripted, url, token string) string {
+	t.Helper()
+	return serveScripted(t, scripted, []string{"GOGC=800"}, "-relay", url, "-token", token, "-era", "modern")
+}
+
+// serveScripted starts scripted-mcp with args and env added to the bench's environment,
+// serving streamable HTTP from a process of its own, stops it when the test ends, and returns
+// its endpoint.
+func serveScripted(t *testing.T, scripted string, env []string, args ...string) string {
+	t.Helper()
 	addrFile := filepath.Join(t.TempDir(), "addr")
-	args = append(args, "-http", "127.0.0.1:0", "-addr", addrFile, toolsFile)
+	args = append([]string{"-http", "127.0.0.1:0", "-addr", addrFile}, args...)
 	cmd := exec.Command(scripted, args...)
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
