@@ -225,8 +225,9 @@ func resultText(res *sdk.CallToolResult) string {
 type agentCallTimes struct{ agent, direct, health, relay []time.Duration }
 
 // benchAgentCall times an agent's search_tasks call through /mcp against the same call made
-// directly on the tasks server and GET /healthz, interleaved in one loop (the order rotates), n
-// times each; the agents' calls go round agentClients clients, one session each.
+// directly on the tasks server, GET /healthz, and the same call through a bare relay of the
+// tasks server, interleaved in one loop (the order rotates), n times each; the agents' calls go
+// round agentClients clients, one session each.
 func benchAgentCall(t *testing.T, ab *agentBench, n int) agentCallTimes {
 	ctx := context.Background()
 	sessions := make([]*sdk.ClientSession, len(ab.tokens))
@@ -251,7 +252,7 @@ func benchAgentCall(t *testing.T, ab *agentBench, n int) agentCallTimes {
 		start := time.Now()
 		res, err := ab.relay.CallTool(ctx, &sdk.CallToolParams{Name: "search_tasks", Arguments: map[string]any{"query": "milk"}})
 		took := time.Since(start)
-		if err != nil || res.IsError {
+		if err != nil || res.IsError || !strings.Contains(resultText(res), "milk") {
 			t.Fatalf("a call through the relay: %v %s", err, resultText(res))
 		}
 		return took
