@@ -26,20 +26,20 @@ type Relay struct {
 // in protocols (go-sdk's default when empty).
 func NewRelay(ctx context.Context, url, token string, protocols []string) (*Relay, error) {
 	hc := &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "relay", Version: "test"}, nil).
-		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	impl := &sdk.Implementation{Name: "relay", Version: "test"}
+	cs, err := sdk.NewClient(impl, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("relay: connect to %s: %w", url, err)
 	}
-	r := &Relay{upstream: cs, stateless: stateless(protocols), Server: sdk.NewServer(&sdk.Implementation{Name: "relay", Version: "test"},
-		&sdk.ServerOptions{SupportedProtocolVersions: protocols})}
+	r := &Relay{upstream: cs, stateless: stateless(protocols),
+		Server: sdk.NewServer(impl, &sdk.ServerOptions{SupportedProtocolVersions: protocols})}
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			cs.Close()
 			return nil, fmt.Errorf("relay: list %s: %w", url, err)
 		}
-		// The schemas stay the bytes the upstream sent, as Maven keeps an approved row's: the
-		// client decoded them into maps, which go-sdk would encode key by key.
+		// The schemas are served as JSON bytes, as Maven serves an approved row's: the client
+		// decoded them into maps, which go-sdk would encode key by key at every listing.
 		if tool.InputSchema, err = rawJSON(tool.InputSchema); err == nil {
 			tool.OutputSchema, err = rawJSON(tool.OutputSchema)
 		}
