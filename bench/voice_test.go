@@ -94,15 +94,25 @@ func serveScripted(t *testing.T, scripted string, env []string, args ...string) 
 	args = append([]string{"-http", "127.0.0.1:0", "-addr", addrFile}, args...)
 	cmd := exec.Command(scripted, args...)
 	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder // written by the process until it exits, read after
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 	})
 	var addr []byte
-	waitFor(t, "the scripted server to listen", 30*time.Second, func() bool {
+	waitFor(t, "scripted-mcp "+strings.Join(args, " ")+" to listen", 30*time.Second, func() bool {
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("scripted-mcp %s exited before it listened (%v): %s", strings.Join(args, " "), err, stderr.String())
+		default:
+		}
 		var err error
 		addr, err = os.ReadFile(addrFile)
 		return err == nil && len(addr) > 0
