@@ -21,6 +21,7 @@ import (
 	"maven/app/config"
 	"maven/app/mcp"
 	"maven/app/mcp/mcptest"
+	"maven/app/pending"
 )
 
 // TestAReadOnlyCallRunsAndIsRecorded: a call of an enabled read-only row without arguments runs
@@ -50,11 +51,15 @@ func TestAReadOnlyCallRunsAndIsRecorded(t *testing.T) {
 // are answered, once the wait is over, with a sentence an assistant can say: what waits for the
 // owner and where, and, since no notifier is configured, that the owner may not know; nothing
 // reaches the server; the feed says why. The same call with allow_tools naming the tool runs.
+// The wait is long enough for the notice's outcome to be kept before it ends (the reply says
+// what is known when the wait is over): under the race detector at CI's load, keeping it took
+// longer than agentstest's 50 ms.
 func TestWhatNeedsTheOwnerWaitsForThePhone(t *testing.T) {
 	s, cfg := upstream(t, readTool, writeTool, strictTool)
 	allowed := cfg
 	allowed.AllowTools = []string{"strict"}
-	w := agentstest.New(t, agentstest.Options{Servers: map[string]config.Server{"s": cfg, "a": allowed}})
+	w := agentstest.New(t, agentstest.Options{Servers: map[string]config.Server{"s": cfg, "a": allowed},
+		Pending: pending.Options{Wait: 2 * time.Second}})
 	for _, name := range []string{"s_read", "s_write", "a_strict"} {
 		w.Enable(t, name)
 	}
