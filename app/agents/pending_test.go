@@ -167,10 +167,11 @@ func TestAClientThatElicitsURLsIsSentTheApprovalLink(t *testing.T) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "claude", Version: "test"}, &sdk.ClientOptions{
 		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-			asked <- req.Params
+			// Checked before the test is told: once it is, it approves, and the tool runs.
 			if s.Calls("delete_task") != 0 {
 				t.Error("the tool ran before the owner approved")
 			}
+			asked <- req.Params
 			return &sdk.ElicitResult{Action: "accept"}, nil
 		},
 	})
