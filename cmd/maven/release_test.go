@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,11 +20,21 @@ func TestMemoryGoesBackAfterABurstOfWrites(t *testing.T) {
 	defer cancel()
 	tools := allowlist.NewService(db.NewToolStore(testdb.Open(t)), time.Now)
 	var releases atomic.Int64
+	// The writes start once the loop holds its first channel: a burst before it would be missed
+	// (CI saw the goroutine start after the four writes).
+	subscribed := make(chan struct{})
+	var once sync.Once
+	signal := func() <-chan struct{} {
+		ch := tools.Changed()
+		once.Do(func() { close(subscribed) })
+		return ch
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		releaseAfterBursts(ctx, tools.Changed, 100*time.Millisecond, func() { releases.Add(1) })
+		releaseAfterBursts(ctx, signal, 100*time.Millisecond, func() { releases.Add(1) })
 	}()
+	<-subscribed
 	propose := func(name string) {
 		t.Helper()
 		if _, _, err := tools.ProposeTool(ctx, allowlist.Proposal{Name: name, Cmd: []string{"/bin/" + name},
