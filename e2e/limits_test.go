@@ -125,8 +125,14 @@ func TestLimitsSavedOnTheToolsPageHoldAgents(t *testing.T) {
 		t.Errorf("the server was called %d times, want once", n)
 	}
 
-	tb.Goto(m.URL("/activity"))
+	// A call's entry is written just after its answer (activity.Batcher), so the page is read
+	// again until the last refusal is on it (CI once loaded it a moment before).
 	refused := tb.Page.Locator(`.entry[data-action="agent_call"][data-outcome="outside_limits"]`)
+	waitFor(t, pollTimeout, "the refusal of 24 on /activity", func() bool {
+		tb.Goto(m.URL("/activity"))
+		text, err := refused.First().TextContent()
+		return err == nil && strings.Contains(text, "not 24")
+	})
 	check(t, tb.Expect.Locator(refused.First()).ToContainText("temperature must be between 17 and 23 (the owner's limit), not 24"), "the refused call names the limit")
 	check(t, tb.Expect.Locator(tb.Page.Locator(`.entry[data-action="limits_set"]`).First()).ToContainText("temperature 17–23; calls within them run without asking"), "the save of the limits")
 	checkAxe(t, tb, "activity with a call outside the limits")
