@@ -171,18 +171,6 @@ func startEnabled(t *testing.T, bin, data, cfg string, want int) *daemon {
 	return d
 }
 
-// withBearer adds a client's token to every request.
-type withBearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // agent connects an agent of the client with token to /mcp, with go-sdk's client; era names
 // the protocol it asks for ("" for go-sdk's latest), and changed, if set, hears its list
 // changes.
@@ -193,7 +181,7 @@ func (ab *agentBench) agent(t *testing.T, token, era string, changed func()) *sd
 		opts = &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed() }}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench-agent", Version: "0"}, opts)
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: withBearer{token, ab.transport}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: mcptest.Bearer{Token: token, Base: ab.transport}}
 	var sessOpts *sdk.ClientSessionOptions
 	if era != "" {
 		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: era}
@@ -324,7 +312,7 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) agentListTimes {
 	ctx := context.Background()
 	rec := &listRecorder{base: ab.transport}
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench-agent", Version: "0"}, nil)
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: withBearer{ab.tokens[0], rec}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: mcptest.Bearer{Token: ab.tokens[0], Base: rec}}
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ab.d.Origin() + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +338,7 @@ func benchAgentList(t *testing.T, ab *agentBench, n int) agentListTimes {
 	if rec.body == nil {
 		t.Fatal("go-sdk's client sent no tools/list")
 	}
-	raw := &http.Client{Timeout: 30 * time.Second, Transport: withBearer{ab.tokens[0], ab.transport}}
+	raw := &http.Client{Timeout: 30 * time.Second, Transport: mcptest.Bearer{Token: ab.tokens[0], Base: ab.transport}}
 	bareURL := startRelay(t, ab.scripted, ab.d.Origin()+"/mcp", ab.tokens[0])
 	page := func(url, cursor string) []byte {
 		body := rec.body

@@ -25,7 +25,7 @@ type Relay struct {
 // set), lists its tools once, and returns a relay offering them, speaking the protocol versions
 // in protocols (go-sdk's default when empty).
 func NewRelay(ctx context.Context, url, token string, protocols []string) (*Relay, error) {
-	hc := &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}
+	hc := &http.Client{Transport: Bearer{Token: token, Base: http.DefaultTransport}}
 	impl := &sdk.Implementation{Name: "relay", Version: "test"}
 	cs, err := sdk.NewClient(impl, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
@@ -86,17 +86,18 @@ func rawJSON(v any) (any, error) {
 	return json.RawMessage(b), nil
 }
 
-// bearer adds a bearer token to every request, when there is one.
-type bearer struct {
-	token string
-	base  http.RoundTripper
+// Bearer adds Token as a bearer token to every request Base carries, when there is one: a
+// client of Maven's /mcp, or a relay's of its upstream.
+type Bearer struct {
+	Token string
+	Base  http.RoundTripper
 }
 
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token == "" {
-		return b.base.RoundTrip(r)
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.Token == "" {
+		return b.Base.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
+	r.Header.Set("Authorization", "Bearer "+b.Token)
+	return b.Base.RoundTrip(r)
 }
