@@ -108,7 +108,8 @@ func BenchmarkFillerWords(b *testing.B) {
 // BenchmarkTurnLayers times, interleaved in one loop, the same call four ways, each through one
 // layer more: a direct go-sdk CallTool, the MCP manager's CallTool, the runner's Exec and a whole
 // voice turn; it reports each one's median, so that what each layer adds can be read off
-// (bench/README.md).
+// (bench/README.md). A fifth, a turn whose run is answered at once (instantRunner), is the turn's
+// own work timed between the calls, which BenchmarkTurnAlone times back to back.
 func BenchmarkTurnLayers(b *testing.B) {
 	ctx := context.Background()
 	live := newLiveTool(b, "tasks", mcptest.ToolSpec{Name: "search_tasks", Description: "Searches tasks",
@@ -117,6 +118,8 @@ func BenchmarkTurnLayers(b *testing.B) {
 	turns := voice.New(voice.Deps{Rows: live.rows, Binder: live.manager, Runner: run, Lock: &lockFlag{}},
 		voice.Options{Logger: slog.New(slog.DiscardHandler), TurnsPerSecond: 1e9, Burst: 1e9})
 	defer turns.CancelPending()
+	alone := voice.New(voice.Deps{Rows: live.rows, Binder: live.manager, Runner: instantRunner{}, Lock: &lockFlag{}},
+		voice.Options{Logger: slog.New(slog.DiscardHandler), TurnsPerSecond: 1e9, Burst: 1e9})
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
 	direct, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: live.url}, nil)
 	if err != nil {
@@ -137,6 +140,12 @@ func BenchmarkTurnLayers(b *testing.B) {
 		{"turn", func() error {
 			if r := turns.Turn(ctx, voice.Request{Conversation: "bench", Text: "search tasks milk"}); r.Outcome != voice.OutcomeRan {
 				return fmt.Errorf("voice turn: %+v", r)
+			}
+			return nil
+		}},
+		{"turn-alone", func() error {
+			if r := alone.Turn(ctx, voice.Request{Conversation: "alone", Text: "search tasks milk"}); r.Outcome != voice.OutcomeRan {
+				return fmt.Errorf("voice turn, its run answered at once: %+v", r)
 			}
 			return nil
 		}},
